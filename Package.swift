@@ -1,0 +1,59 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Gatehouse: passwordless sign-in behind nginx (FastCGI responder, SQLite store, OpenSSL crypto).
+let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+
+let package = Package(
+    name: "gatehouse",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "gatehouse", targets: ["gatehouse"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+    ],
+    targets: [
+        // Thin wrappers over Debian's C libraries; each imported by exactly one Swift target.
+        .systemLibrary(name: "CFastCGI", path: "Sources/CFastCGI"),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
+        .target(
+            name: "CPhoneNumber",
+            path: "Sources/CPhoneNumber",
+            cxxSettings: [.unsafeFlags(["-std=c++17"])],
+            linkerSettings: [.linkedLibrary("phonenumber"), .linkedLibrary("stdc++")]
+        ),
+
+        .target(name: "JSONValue", swiftSettings: swift5),
+        .target(name: "HTTP", dependencies: ["JSONValue"], swiftSettings: swift5),
+        .target(name: "FastCGI", dependencies: ["HTTP", "CFastCGI"], swiftSettings: swift5),
+        .target(name: "AuthCrypto", dependencies: ["COpenSSL"], swiftSettings: swift5),
+        .target(name: "AuthEngine", dependencies: ["AuthCrypto", "JSONValue", "CPhoneNumber"], swiftSettings: swift5),
+        .target(name: "AuthStore", dependencies: ["AuthEngine", "JSONValue", "CSQLite"], swiftSettings: swift5),
+        .target(name: "Delivery", dependencies: ["AuthEngine", "CCurl"], swiftSettings: swift5),
+        .target(
+            name: "AuthWeb",
+            dependencies: ["HTTP", "AuthEngine", .product(name: "Mustache", package: "swift-mustache")],
+            resources: [.copy("Resources")],
+            swiftSettings: swift5
+        ),
+        .executableTarget(
+            name: "gatehouse",
+            dependencies: [
+                "HTTP", "FastCGI", "AuthCrypto", "AuthEngine", "AuthStore", "Delivery", "AuthWeb",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swift5
+        ),
+
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSONValue"], swiftSettings: swift5),
+        .testTarget(name: "AuthCryptoTests", dependencies: ["AuthCrypto"], swiftSettings: swift5),
+        .testTarget(name: "AuthEngineTests", dependencies: ["AuthEngine", "AuthCrypto"], swiftSettings: swift5),
+        .testTarget(name: "AuthStoreTests", dependencies: ["AuthStore", "AuthEngine"], swiftSettings: swift5),
+        .testTarget(name: "AuthWebTests", dependencies: ["AuthWeb", "HTTP", "AuthEngine"], swiftSettings: swift5),
+    ],
+    cxxLanguageStandard: .cxx17
+)

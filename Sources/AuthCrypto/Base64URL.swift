@@ -1,0 +1,63 @@
+/// Base64url without padding (RFC 4648 §5), as JWS (RFC 7515) uses it; also standard Base64.
+public enum Base64URL {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    static let standardAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    static let reverse: [UInt8] = {
+        var t = [UInt8](repeating: 0xFF, count: 256)
+        for (i, c) in alphabet.enumerated() { t[Int(c)] = UInt8(i) }
+        t[Int(UInt8(ascii: "+"))] = 62
+        t[Int(UInt8(ascii: "/"))] = 63
+        return t
+    }()
+
+    public static func encode(_ bytes: [UInt8]) -> String { encode(bytes, alphabet: alphabet, pad: false) }
+    public static func encode(_ text: String) -> String { encode(Array(text.utf8)) }
+    /// Standard Base64 with padding (RFC 4648 §4).
+    public static func encodeStandard(_ bytes: [UInt8]) -> String { encode(bytes, alphabet: standardAlphabet, pad: true) }
+
+    static func encode(_ bytes: [UInt8], alphabet: [UInt8], pad: Bool) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var i = 0
+        while i + 3 <= bytes.count {
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
+            i += 3
+        }
+        let rest = bytes.count - i
+        if rest == 1 {
+            let n = UInt32(bytes[i]) << 16
+            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
+            if pad { out += Array("==".utf8) }
+        } else if rest == 2 {
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
+            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
+            if pad { out += Array("=".utf8) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes base64url or standard base64, padded or not; nil on any invalid character.
+    public static func decode(_ text: String) -> [UInt8]? { decode(Substring(text)) }
+
+    public static func decode(_ text: Substring) -> [UInt8]? {
+        var u = Array(text.utf8)
+        while u.last == UInt8(ascii: "=") { u.removeLast() }
+        guard u.count % 4 != 1 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(u.count * 3 / 4)
+        var acc: UInt32 = 0
+        var bits = 0
+        for c in u {
+            let v = reverse[Int(c)]
+            guard v != 0xFF else { return nil }
+            acc = acc << 6 | UInt32(v)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(acc >> UInt32(bits) & 0xFF))
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,73 @@
+import COpenSSL
+
+/// SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 2104 / RFC 4231) over OpenSSL's EVP interfaces.
+public enum Digest {
+    public static func sha256(_ data: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        var len: UInt32 = 0
+        let ok = data.withUnsafeBufferPointer { buf in
+            EVP_Digest(buf.baseAddress, buf.count, &out, &len, EVP_sha256(), nil)
+        }
+        precondition(ok == 1 && len == 32, "EVP_Digest(SHA-256) failed")
+        return out
+    }
+
+    public static func sha256(_ text: String) -> [UInt8] { sha256(Array(text.utf8)) }
+
+    public static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        var len: UInt32 = 0
+        let result = key.withUnsafeBufferPointer { k in
+            data.withUnsafeBufferPointer { d in
+                HMAC(EVP_sha256(), k.baseAddress ?? UnsafePointer(bitPattern: 1), Int32(k.count), d.baseAddress, d.count, &out, &len)
+            }
+        }
+        precondition(result != nil && len == 32, "HMAC(SHA-256) failed")
+        return out
+    }
+
+    public static func hmacSHA256(key: [UInt8], _ text: String) -> [UInt8] { hmacSHA256(key: key, data: Array(text.utf8)) }
+
+    /// Constant-time equality (`CRYPTO_memcmp`); lengths are not secret.
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        guard !a.isEmpty else { return true }
+        return a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in CRYPTO_memcmp(pa.baseAddress, pb.baseAddress, a.count) == 0 } }
+    }
+
+    public static func constantTimeEqual(_ a: String, _ b: String) -> Bool { constantTimeEqual(Array(a.utf8), Array(b.utf8)) }
+}
+
+/// Lower-case hexadecimal.
+public enum Hex {
+    public static func encode(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 0xF)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func decode(_ s: String) -> [UInt8]? {
+        let u = Array(s.utf8)
+        guard u.count % 2 == 0 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(u.count / 2)
+        var i = 0
+        while i < u.count {
+            guard let h = nibble(u[i]), let l = nibble(u[i + 1]) else { return nil }
+            out.append(h << 4 | l)
+            i += 2
+        }
+        return out
+    }
+
+    static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 97...102: return c - 87
+        case 65...70: return c - 55
+        default: return nil
+        }
+    }
+}

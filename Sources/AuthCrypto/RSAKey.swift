@@ -1,0 +1,183 @@
+import COpenSSL
+
+/// Owns one OpenSSL `EVP_PKEY`; frees it in `deinit`. Safe to share across threads once built.
+final class PKeyHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ p: OpaquePointer) { pointer = p }
+    deinit { EVP_PKEY_free(pointer) }
+}
+
+/// Reads a memory BIO's contents as a string and frees the BIO.
+func drain(_ bio: OpaquePointer) -> String {
+    var ptr: UnsafeMutablePointer<CChar>?
+    let len = gh_BIO_get_mem_data(bio, &ptr)
+    defer { BIO_free(bio) }
+    guard let ptr, len > 0 else { return "" }
+    return String(decoding: UnsafeRawBufferPointer(start: ptr, count: Int(len)), as: UTF8.self)
+}
+
+func bigNumParam(_ key: OpaquePointer, _ name: String) throws(CryptoError) -> [UInt8] {
+    var bn: OpaquePointer? = nil
+    try check(EVP_PKEY_get_bn_param(key, name, &bn), "EVP_PKEY_get_bn_param(\(name))")
+    guard let bn else { throw CryptoError(operation: "EVP_PKEY_get_bn_param", detail: "no \(name)") }
+    defer { BN_free(bn) }
+    var out = [UInt8](repeating: 0, count: Int((BN_num_bits(bn) + 7) / 8))
+    _ = BN_bn2bin(bn, &out)
+    return out
+}
+
+/// An RSA private key used for RS256 (RFC 7518 §3.3: RSASSA-PKCS1-v1_5 with SHA-256).
+public final class RSAPrivateKey: @unchecked Sendable {
+    let handle: PKeyHandle
+
+    init(handle: PKeyHandle) { self.handle = handle }
+
+    /// Generates a fresh key (default 2048 bits) from OpenSSL's CSPRNG.
+    public static func generate(bits: Int = 2048) throws(CryptoError) -> RSAPrivateKey {
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { throw CryptoError.fromOpenSSL("EVP_PKEY_CTX_new_from_name") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        try check(EVP_PKEY_keygen_init(ctx), "EVP_PKEY_keygen_init")
+        guard gh_EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, Int32(bits)) > 0 else { throw CryptoError.fromOpenSSL("set_rsa_keygen_bits") }
+        var key: OpaquePointer? = nil
+        try check(EVP_PKEY_generate(ctx, &key), "EVP_PKEY_generate")
+        guard let key else { throw CryptoError.fromOpenSSL("EVP_PKEY_generate") }
+        return RSAPrivateKey(handle: PKeyHandle(key))
+    }
+
+    /// Loads a PKCS#8 or PKCS#1 PEM private key.
+    public init(pem: String) throws(CryptoError) {
+        let bytes = Array(pem.utf8)
+        guard let bio = bytes.withUnsafeBufferPointer({ BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }) else {
+            throw CryptoError.fromOpenSSL("BIO_new_mem_buf")
+        }
+        defer { BIO_free(bio) }
+        guard let key = PEM_read_bio_PrivateKey(bio, nil, nil, nil) else { throw CryptoError.fromOpenSSL("PEM_read_bio_PrivateKey") }
+        guard EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA else {
+            EVP_PKEY_free(key)
+            throw CryptoError(operation: "PEM_read_bio_PrivateKey", detail: "not an RSA key")
+        }
+        handle = PKeyHandle(key)
+    }
+
+    /// Builds a key from its JWK components (RFC 7518 §6.3), big-endian unsigned integers.
+    public init(n: [UInt8], e: [UInt8], d: [UInt8], p: [UInt8], q: [UInt8], dp: [UInt8], dq: [UInt8], qi: [UInt8]) throws(CryptoError) {
+        handle = try fromData(selection: GH_EVP_PKEY_KEYPAIR, [
+            ("n", n), ("e", e), ("d", d), ("rsa-factor1", p), ("rsa-factor2", q),
+            ("rsa-exponent1", dp), ("rsa-exponent2", dq), ("rsa-coefficient1", qi),
+        ])
+    }
+
+    /// PKCS#8 PEM. Secret: store it, never log it.
+    public func pem() throws(CryptoError) -> String {
+        guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.fromOpenSSL("BIO_new") }
+        guard PEM_write_bio_PrivateKey(bio, handle.pointer, nil, nil, 0, nil, nil) == 1 else {
+            BIO_free(bio)
+            throw CryptoError.fromOpenSSL("PEM_write_bio_PrivateKey")
+        }
+        return drain(bio)
+    }
+
+    public var publicKey: RSAPublicKey { RSAPublicKey(handle: handle) }
+
+    /// RS256 signature over `data`.
+    public func signRS256(_ data: [UInt8]) throws(CryptoError) -> [UInt8] {
+        guard let md = EVP_MD_CTX_new() else { throw CryptoError.fromOpenSSL("EVP_MD_CTX_new") }
+        defer { EVP_MD_CTX_free(md) }
+        try check(EVP_DigestSignInit(md, nil, EVP_sha256(), nil, handle.pointer), "EVP_DigestSignInit")
+        var len = 0
+        try check(data.withUnsafeBufferPointer { EVP_DigestSign(md, nil, &len, $0.baseAddress, $0.count) }, "EVP_DigestSign(size)")
+        var sig = [UInt8](repeating: 0, count: len)
+        try check(data.withUnsafeBufferPointer { EVP_DigestSign(md, &sig, &len, $0.baseAddress, $0.count) }, "EVP_DigestSign")
+        return Array(sig.prefix(len))
+    }
+
+    /// A self-signed X.509 certificate for this key (the shape Google's x509 key endpoint serves).
+    public func selfSignedCertificatePEM(commonName: String, notBefore: Int64, validSeconds: Int64, serial: Int) throws(CryptoError) -> String {
+        guard let cert = X509_new() else { throw CryptoError.fromOpenSSL("X509_new") }
+        defer { X509_free(cert) }
+        try check(X509_set_version(cert, 2), "X509_set_version")
+        try check(ASN1_INTEGER_set(X509_get_serialNumber(cert), serial), "ASN1_INTEGER_set")
+        guard ASN1_TIME_set(X509_getm_notBefore(cert), time_t(notBefore)) != nil,
+              ASN1_TIME_set(X509_getm_notAfter(cert), time_t(notBefore + validSeconds)) != nil else {
+            throw CryptoError.fromOpenSSL("ASN1_TIME_set")
+        }
+        try check(X509_set_pubkey(cert, handle.pointer), "X509_set_pubkey")
+        guard let name = X509_get_subject_name(cert) else { throw CryptoError.fromOpenSSL("X509_get_subject_name") }
+        let cn = Array(commonName.utf8)
+        try check(X509_NAME_add_entry_by_txt(name, "CN", 0x1001 /* MBSTRING_ASC */, cn, Int32(cn.count), -1, 0), "X509_NAME_add_entry_by_txt")
+        try check(X509_set_issuer_name(cert, name), "X509_set_issuer_name")
+        guard X509_sign(cert, handle.pointer, EVP_sha256()) > 0 else { throw CryptoError.fromOpenSSL("X509_sign") }
+        guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.fromOpenSSL("BIO_new") }
+        guard PEM_write_bio_X509(bio, cert) == 1 else { BIO_free(bio); throw CryptoError.fromOpenSSL("PEM_write_bio_X509") }
+        return drain(bio)
+    }
+}
+
+/// An RSA public key for RS256 verification; exposes the JWK `n`/`e` (RFC 7517).
+public final class RSAPublicKey: @unchecked Sendable {
+    let handle: PKeyHandle
+
+    init(handle: PKeyHandle) { self.handle = handle }
+
+    public init(n: [UInt8], e: [UInt8]) throws(CryptoError) {
+        handle = try fromData(selection: GH_EVP_PKEY_PUBLIC_KEY, [("n", n), ("e", e)])
+    }
+
+    /// SubjectPublicKeyInfo PEM.
+    public init(pem: String) throws(CryptoError) {
+        let bytes = Array(pem.utf8)
+        guard let bio = bytes.withUnsafeBufferPointer({ BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }) else {
+            throw CryptoError.fromOpenSSL("BIO_new_mem_buf")
+        }
+        defer { BIO_free(bio) }
+        guard let key = PEM_read_bio_PUBKEY(bio, nil, nil, nil) else { throw CryptoError.fromOpenSSL("PEM_read_bio_PUBKEY") }
+        handle = PKeyHandle(key)
+    }
+
+    public func pem() throws(CryptoError) -> String {
+        guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.fromOpenSSL("BIO_new") }
+        guard PEM_write_bio_PUBKEY(bio, handle.pointer) == 1 else { BIO_free(bio); throw CryptoError.fromOpenSSL("PEM_write_bio_PUBKEY") }
+        return drain(bio)
+    }
+
+    public func modulus() throws(CryptoError) -> [UInt8] { try bigNumParam(handle.pointer, "n") }
+    public func exponent() throws(CryptoError) -> [UInt8] { try bigNumParam(handle.pointer, "e") }
+
+    public var bits: Int { Int(EVP_PKEY_get_bits(handle.pointer)) }
+
+    /// Checks an RS256 signature; false for any mismatch or malformed signature.
+    public func verifyRS256(signature: [UInt8], data: [UInt8]) -> Bool {
+        guard let md = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(md) }
+        guard EVP_DigestVerifyInit(md, nil, EVP_sha256(), nil, handle.pointer) == 1 else { ERR_clear_error(); return false }
+        let rc = signature.withUnsafeBufferPointer { s in
+            data.withUnsafeBufferPointer { d in EVP_DigestVerify(md, s.baseAddress, s.count, d.baseAddress, d.count) }
+        }
+        if rc != 1 { ERR_clear_error() }
+        return rc == 1
+    }
+}
+
+/// Builds an EVP_PKEY from named big-number parameters (OpenSSL 3 `EVP_PKEY_fromdata`).
+private func fromData(selection: Int32, _ params: [(String, [UInt8])]) throws(CryptoError) -> PKeyHandle {
+    guard let bld = OSSL_PARAM_BLD_new() else { throw CryptoError.fromOpenSSL("OSSL_PARAM_BLD_new") }
+    defer { OSSL_PARAM_BLD_free(bld) }
+    var bns: [OpaquePointer] = []
+    defer { bns.forEach { BN_free($0) } }
+    for (name, bytes) in params {
+        guard let bn = bytes.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), nil) }) else {
+            throw CryptoError.fromOpenSSL("BN_bin2bn")
+        }
+        bns.append(bn)
+        try check(OSSL_PARAM_BLD_push_BN(bld, name, bn), "OSSL_PARAM_BLD_push_BN(\(name))")
+    }
+    guard let osslParams = OSSL_PARAM_BLD_to_param(bld) else { throw CryptoError.fromOpenSSL("OSSL_PARAM_BLD_to_param") }
+    defer { OSSL_PARAM_free(osslParams) }
+    guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { throw CryptoError.fromOpenSSL("EVP_PKEY_CTX_new_from_name") }
+    defer { EVP_PKEY_CTX_free(ctx) }
+    try check(EVP_PKEY_fromdata_init(ctx), "EVP_PKEY_fromdata_init")
+    var key: OpaquePointer? = nil
+    try check(EVP_PKEY_fromdata(ctx, &key, selection, osslParams), "EVP_PKEY_fromdata")
+    guard let key else { throw CryptoError.fromOpenSSL("EVP_PKEY_fromdata") }
+    return PKeyHandle(key)
+}

@@ -1,0 +1,143 @@
+/// A registered iOS app: bundle id, team id and the custom URL schemes it may be called back on.
+public struct IOSApp: Sendable, Equatable {
+    public var bundleID: String
+    public var teamID: String
+    /// Firebase-style app id (`1:123:ios:abc`): gives the callback scheme `app-1-123-ios-abc`.
+    public var appID: String?
+    /// OAuth client id (`123.apps.googleusercontent.com`): gives the reversed-client-id scheme.
+    public var clientID: String?
+    /// Further schemes registered explicitly.
+    public var extraSchemes: [String]
+
+    public init(bundleID: String, teamID: String, appID: String? = nil, clientID: String? = nil, extraSchemes: [String] = []) {
+        self.bundleID = bundleID; self.teamID = teamID; self.appID = appID; self.clientID = clientID; self.extraSchemes = extraSchemes
+    }
+
+    /// `app-` + app id with every `:` replaced by `-` (firebase-wire.md §4.4).
+    public static func scheme(forAppID id: String) -> String { "app-" + String(id.map { $0 == ":" ? "-" : $0 }) }
+    /// The client id split on `.`, reversed, re-joined.
+    public static func scheme(forClientID id: String) -> String { id.split(separator: ".").reversed().joined(separator: ".") }
+
+    /// Every callback scheme this app may use, lower-cased.
+    public var schemes: [String] {
+        var out = extraSchemes
+        if let appID { out.append(IOSApp.scheme(forAppID: appID)) }
+        if let clientID { out.append(IOSApp.scheme(forClientID: clientID)) }
+        return out.map { $0.lowercased() }
+    }
+}
+
+/// A registered Android app.
+public struct AndroidApp: Sendable, Equatable {
+    public var packageName: String
+    public var sha256Fingerprints: [String]
+    /// Firebase-style app id (`1:123:android:abc`), optional.
+    public var appID: String?
+    public var extraSchemes: [String]
+
+    public init(packageName: String, sha256Fingerprints: [String] = [], appID: String? = nil, extraSchemes: [String] = []) {
+        self.packageName = packageName; self.sha256Fingerprints = sha256Fingerprints; self.appID = appID; self.extraSchemes = extraSchemes
+    }
+}
+
+/// Phone sign-in policy (gatehouse.md "Phone sign-in"); every number is a bounded default.
+public struct PhonePolicy: Sendable, Equatable {
+    public var codeLifetimeSeconds: Int64 = 300          // 5 min, at most 600
+    public var maxAttemptsPerSession = 5
+    public var failureBudgetPerDay = 20
+    public var sendsPerNumberPerHour = 5
+    public var sendsPerNumberPerDay = 10
+    public var sendsPerIPPerHour = 10
+    public var verifyAttemptsPerIPPer5Min = 30
+    public var resendAfterSeconds: Int64 = 60
+    /// ISO region codes SMS may go to; nil = every region (dev), [] = none.
+    public var allowedRegions: [String]? = nil
+    public init() {}
+}
+
+/// Email-link policy (gatehouse.md "Email-link sign-in").
+public struct EmailLinkPolicy: Sendable, Equatable {
+    public var linkLifetimeSeconds: Int64 = 1800          // 30 min, 5 min … 24 h
+    public var sendsPerAddressPerHour = 5
+    public var sendsPerIPPerHour = 20
+    public var enabled = true
+    public init() {}
+}
+
+/// Session-cookie and token policy (gatehouse.md "Tokens, sessions, nginx").
+public struct SessionPolicy: Sendable, Equatable {
+    public var cookieName = "__Host-gatehouse"
+    /// Setting a domain drops the `__Host-` prefix requirement.
+    public var cookieDomain: String? = nil
+    public var cookieLifetimeSeconds: Int64 = 14 * 86400  // 5 min … 14 days
+    public var idleTimeoutSeconds: Int64 = 1800
+    public var refreshReuseGraceSeconds: Int64 = 10
+    public init() {}
+}
+
+/// One project served by this deployment.
+public struct ProjectSettings: Sendable, Equatable {
+    public var id: String
+    /// Accepted API keys; in dev mode any non-empty key is accepted.
+    public var apiKeys: [String]
+    public var devMode: Bool
+    /// Hosts allowed in continue URLs (exact host or a `*.example.com` wildcard).
+    public var authorizedDomains: [String]
+    public var iosApps: [IOSApp]
+    public var androidApps: [AndroidApp]
+    /// E.164 → fixed 6-digit code; no SMS, no app verification.
+    public var testPhoneNumbers: [String: String]
+    public var defaultLocale: String
+    /// The domain used in the SMS origin-bound line (`@domain #code`).
+    public var smsOriginDomain: String
+    public var phone = PhonePolicy()
+    public var emailLink = EmailLinkPolicy()
+    public var session = SessionPolicy()
+
+    public init(id: String, apiKeys: [String] = [], devMode: Bool = false, authorizedDomains: [String] = [],
+                iosApps: [IOSApp] = [], androidApps: [AndroidApp] = [], testPhoneNumbers: [String: String] = [:],
+                defaultLocale: String = "en", smsOriginDomain: String = "localhost") {
+        self.id = id; self.apiKeys = apiKeys; self.devMode = devMode; self.authorizedDomains = authorizedDomains
+        self.iosApps = iosApps; self.androidApps = androidApps; self.testPhoneNumbers = testPhoneNumbers
+        self.defaultLocale = defaultLocale; self.smsOriginDomain = smsOriginDomain
+    }
+
+    /// The embedded dev default (gatehouse.md "Dev mode").
+    public static func devDefault() -> ProjectSettings {
+        var p = ProjectSettings(id: "demo-gatehouse", apiKeys: [], devMode: true, authorizedDomains: ["localhost", "127.0.0.1"],
+                                iosApps: [IOSApp(bundleID: "com.example.gatehouse.demo", teamID: "DEMOTEAM01",
+                                                 appID: "1:123456789:ios:abcdef0123456789")],
+                                defaultLocale: "en", smsOriginDomain: "localhost")
+        p.phone.allowedRegions = nil
+        return p
+    }
+
+    /// Constant-time check of an API key (any non-empty key in dev mode).
+    public func accepts(apiKey: String) -> Bool {
+        guard !apiKey.isEmpty else { return false }
+        if devMode && apiKeys.isEmpty { return true }
+        var ok = false
+        for k in apiKeys where constantTimeEquals(k, apiKey) { ok = true }
+        return ok
+    }
+
+    /// Whether `host` is an authorized domain (case-insensitive; `*.x` matches sub-domains of x).
+    public func isAuthorized(host: String) -> Bool {
+        let h = host.lowercased()
+        return authorizedDomains.contains { d in
+            let d = d.lowercased()
+            if d.hasPrefix("*.") { return h.hasSuffix(String(d.dropFirst(1))) }
+            return h == d
+        }
+    }
+
+    public func iosApp(bundleID: String) -> IOSApp? { iosApps.first { $0.bundleID == bundleID } }
+    public func androidApp(packageName: String) -> AndroidApp? { androidApps.first { $0.packageName == packageName } }
+}
+
+func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8), y = Array(b.utf8)
+    var diff = UInt8(x.count == y.count ? 0 : 1)
+    for i in 0..<max(x.count, y.count) { diff |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0) }
+    return diff == 0
+}

@@ -1,0 +1,174 @@
+import CSQLite
+
+/// A SQLite failure with the library's own message.
+public struct SQLiteError: Error, CustomStringConvertible {
+    public let code: Int32
+    public let message: String
+    public let sql: String?
+    public var description: String { "SQLite error \(code): \(message)" + (sql.map { " in \($0)" } ?? "") }
+    public var isConstraint: Bool { code & 0xFF == SQLITE_CONSTRAINT }
+    public var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
+}
+
+/// A value bound to or read from a statement.
+public enum SQLValue: Sendable, Equatable {
+    case null
+    case int(Int64)
+    case text(String)
+    case blob([UInt8])
+}
+
+public protocol SQLBindable { var sqlValue: SQLValue { get } }
+extension Int64: SQLBindable { public var sqlValue: SQLValue { .int(self) } }
+extension Int: SQLBindable { public var sqlValue: SQLValue { .int(Int64(self)) } }
+extension Bool: SQLBindable { public var sqlValue: SQLValue { .int(self ? 1 : 0) } }
+extension String: SQLBindable { public var sqlValue: SQLValue { .text(self) } }
+extension Array: SQLBindable where Element == UInt8 { public var sqlValue: SQLValue { .blob(self) } }
+extension SQLValue: SQLBindable { public var sqlValue: SQLValue { self } }
+extension Optional: SQLBindable where Wrapped: SQLBindable { public var sqlValue: SQLValue { self?.sqlValue ?? .null } }
+
+/// One row of a result, read by column index.
+public struct Row {
+    let stmt: OpaquePointer
+    public func int(_ i: Int32) -> Int64 { sqlite3_column_int64(stmt, i) }
+    public func intOrNil(_ i: Int32) -> Int64? { sqlite3_column_type(stmt, i) == SQLITE_NULL ? nil : sqlite3_column_int64(stmt, i) }
+    public func bool(_ i: Int32) -> Bool { sqlite3_column_int64(stmt, i) != 0 }
+    public func text(_ i: Int32) -> String { textOrNil(i) ?? "" }
+    public func textOrNil(_ i: Int32) -> String? {
+        guard sqlite3_column_type(stmt, i) != SQLITE_NULL, let p = sqlite3_column_text(stmt, i) else { return nil }
+        return String(cString: p)
+    }
+    public func blob(_ i: Int32) -> [UInt8] {
+        let n = Int(sqlite3_column_bytes(stmt, i))
+        guard n > 0, let p = sqlite3_column_blob(stmt, i) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: n))
+    }
+}
+
+/// One SQLite connection (one per worker thread). Statements are prepared once and cached.
+/// Only parameterised SQL: values are always bound, never spliced into the text.
+public final class SQLiteConnection {
+    let db: OpaquePointer
+    public let path: String
+    private var cache: [String: OpaquePointer] = [:]
+    private var transactionDepth = 0
+
+    public init(path: String, busyTimeoutMillis: Int32 = 5000) throws {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let handle { sqlite3_close_v2(handle) }
+            throw SQLiteError(code: rc, message: msg, sql: nil)
+        }
+        db = handle
+        self.path = path
+        sqlite3_busy_timeout(db, busyTimeoutMillis)
+        sqlite3_extended_result_codes(db, 1)
+        try execute("PRAGMA journal_mode=WAL")
+        try execute("PRAGMA synchronous=NORMAL")
+        try execute("PRAGMA foreign_keys=ON")
+    }
+
+    deinit {
+        for (_, s) in cache { sqlite3_finalize(s) }
+        sqlite3_close_v2(db)
+    }
+
+    func check(_ rc: Int32, _ sql: String?) throws {
+        guard rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE else {
+            throw SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(db)), sql: sql)
+        }
+    }
+
+    /// Runs SQL text with no parameters (schema, pragmas). Several statements allowed.
+    public func execute(_ sql: String) throws {
+        var err: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(db, sql, nil, nil, &err)
+        if rc != SQLITE_OK {
+            let msg = err.map { String(cString: $0) } ?? "error"
+            sqlite3_free(err)
+            throw SQLiteError(code: rc, message: msg, sql: sql)
+        }
+    }
+
+    private func prepared(_ sql: String) throws -> OpaquePointer {
+        if let s = cache[sql] { return s }
+        var stmt: OpaquePointer?
+        try check(sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil), sql)
+        guard let stmt else { throw SQLiteError(code: SQLITE_MISUSE, message: "empty statement", sql: sql) }
+        cache[sql] = stmt
+        return stmt
+    }
+
+    private func bind(_ stmt: OpaquePointer, _ values: [SQLBindable], sql: String) throws {
+        precondition(Int(sqlite3_bind_parameter_count(stmt)) == values.count, "parameter count mismatch in \(sql)")
+        for (i, v) in values.enumerated() {
+            let idx = Int32(i + 1)
+            let rc: Int32
+            switch v.sqlValue {
+            case .null: rc = sqlite3_bind_null(stmt, idx)
+            case let .int(n): rc = sqlite3_bind_int64(stmt, idx, n)
+            case let .text(s): rc = sqlite3_bind_text(stmt, idx, s, -1, gh_sqlite_transient())
+            case let .blob(b):
+                rc = b.withUnsafeBytes { sqlite3_bind_blob(stmt, idx, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count), gh_sqlite_transient()) }
+            }
+            try check(rc, sql)
+        }
+    }
+
+    /// Runs a statement, calling `each` for every row.
+    public func query(_ sql: String, _ values: [SQLBindable] = [], _ each: (Row) throws -> Void) throws {
+        let stmt = try prepared(sql)
+        defer { sqlite3_reset(stmt); sqlite3_clear_bindings(stmt) }
+        try bind(stmt, values, sql: sql)
+        while true {
+            let rc = sqlite3_step(stmt)
+            if rc == SQLITE_ROW { try each(Row(stmt: stmt)); continue }
+            if rc == SQLITE_DONE { break }
+            try check(rc, sql)
+        }
+    }
+
+    /// Rows mapped by `map`.
+    public func rows<T>(_ sql: String, _ values: [SQLBindable] = [], _ map: (Row) throws -> T) throws -> [T] {
+        var out: [T] = []
+        try query(sql, values) { out.append(try map($0)) }
+        return out
+    }
+
+    public func first<T>(_ sql: String, _ values: [SQLBindable] = [], _ map: (Row) throws -> T) throws -> T? {
+        try rows(sql, values, map).first
+    }
+
+    /// Runs a write; returns the number of rows changed.
+    @discardableResult
+    public func run(_ sql: String, _ values: [SQLBindable] = []) throws -> Int {
+        try query(sql, values) { _ in }
+        return Int(sqlite3_changes(db))
+    }
+
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
+
+    /// `BEGIN IMMEDIATE` … `COMMIT`, rolled back on any error; nested calls join the outer one.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if transactionDepth > 0 {
+            transactionDepth += 1
+            defer { transactionDepth -= 1 }
+            return try body()
+        }
+        try execute("BEGIN IMMEDIATE")
+        transactionDepth = 1
+        do {
+            let result = try body()
+            transactionDepth = 0
+            try execute("COMMIT")
+            return result
+        } catch {
+            transactionDepth = 0
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import AuthEngine
+import CSQLite
+import JSONValue
+
+/// The SQLite implementation of the engine's store ports. One instance per worker thread
+/// (each owns its connection); all instances share the database file in WAL mode.
+public final class SQLiteStore: Transactional, HealthProbe {
+    public let db: SQLiteConnection
+
+    /// Opens (creating if needed) and migrates the database at `path`.
+    public init(path: String, migrate: Bool = true) throws {
+        db = try SQLiteConnection(path: path)
+        if migrate { try Migrations.migrate(db) }
+    }
+
+    public func transaction<T>(_ body: () throws -> T) throws -> T { try db.transaction(body) }
+
+    public func probe() throws -> Int { try Migrations.version(db) }
+}
+
+// MARK: - Signing keys and secrets
+
+extension SQLiteStore: SigningKeyStore, SecretStore {
+    public func publishedSigningKeys(at now: Millis) throws -> [SigningKeyRecord] {
+        try db.rows("""
+            SELECT kid, algorithm, private_pem, public_pem, certificate_pem, created_at, retired_at, expires_at
+            FROM signing_keys WHERE expires_at IS NULL OR expires_at > ? ORDER BY created_at DESC, kid DESC
+            """, [now]) { r in
+            SigningKeyRecord(kid: r.text(0), algorithm: r.text(1), privatePEM: r.text(2), publicPEM: r.text(3),
+                             certificatePEM: r.text(4), createdAt: r.int(5), retiredAt: r.intOrNil(6), expiresAt: r.intOrNil(7))
+        }
+    }
+
+    public func insertSigningKey(_ k: SigningKeyRecord) throws {
+        try db.run("""
+            INSERT INTO signing_keys (kid, algorithm, private_pem, public_pem, certificate_pem, created_at, retired_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [k.kid, k.algorithm, k.privatePEM, k.publicPEM, k.certificatePEM, k.createdAt, k.retiredAt, k.expiresAt])
+    }
+
+    public func retireSigningKeys(except kid: String, at: Millis, expiresAt: Millis) throws {
+        try db.run("UPDATE signing_keys SET retired_at = ?, expires_at = ? WHERE kid <> ? AND retired_at IS NULL",
+                   [at, expiresAt, kid])
+    }
+
+    public func secret(named name: String) throws -> [UInt8]? {
+        try db.first("SELECT value FROM secrets WHERE name = ?", [name]) { $0.blob(0) }
+    }
+
+    public func insertSecretIfAbsent(named name: String, value: [UInt8], at: Millis) throws -> [UInt8] {
+        try db.run("INSERT OR IGNORE INTO secrets (name, value, created_at) VALUES (?, ?, ?)", [name, value, at])
+        return try secret(named: name) ?? value
+    }
+}
+
+// MARK: - Accounts
+
+extension SQLiteStore: AccountStore {
+    static let accountColumns = """
+        project_id, local_id, email, email_verified, phone_number, display_name, photo_url, password_hash, disabled,
+        email_link_signin, anonymous, custom_attributes, created_at, last_login_at, last_refresh_at, valid_since, providers
+        """
+
+    static func account(_ r: Row) -> Account {
+        var a = Account(projectID: r.text(0), localID: r.text(1), createdAt: r.int(12))
+        a.email = r.textOrNil(2)
+        a.emailVerified = r.bool(3)
+        a.phoneNumber = r.textOrNil(4)
+        a.displayName = r.textOrNil(5)
+        a.photoURL = r.textOrNil(6)
+        a.passwordHash = r.textOrNil(7)
+        a.disabled = r.bool(8)
+        a.emailLinkSignin = r.bool(9)
+        a.anonymous = r.bool(10)
+        a.customAttributes = r.textOrNil(11)
+        a.lastLoginAt = r.intOrNil(13)
+        a.lastRefreshAt = r.intOrNil(14)
+        a.validSince = r.int(15)
+        a.providers = decodeProviders(r.text(16))
+        return a
+    }
+
+    static func encodeProviders(_ ps: [ProviderInfo]) -> String {
+        JSON.array(ps.map { p in
+            .obj(("providerId", p.providerID), ("rawId", p.rawID), ("email", p.email), ("phoneNumber", p.phoneNumber),
+                 ("displayName", p.displayName), ("photoUrl", p.photoURL))
+        }).serialized()
+    }
+
+    static func decodeProviders(_ text: String) -> [ProviderInfo] {
+        guard let arr = (try? JSONParser().parse(text))?.arrayValue else { return [] }
+        return arr.compactMap { p in
+            guard let id = p["providerId"]?.stringValue, let raw = p["rawId"]?.stringValue else { return nil }
+            return ProviderInfo(providerID: id, rawID: raw, email: p["email"]?.stringValue, phoneNumber: p["phoneNumber"]?.stringValue,
+                                displayName: p["displayName"]?.stringValue, photoURL: p["photoUrl"]?.stringValue)
+        }
+    }
+
+    func values(_ a: Account) -> [SQLBindable] {
+        [a.projectID, a.localID, a.email, a.emailVerified, a.phoneNumber, a.displayName, a.photoURL, a.passwordHash, a.disabled,
+         a.emailLinkSignin, a.anonymous, a.customAttributes, a.createdAt, a.lastLoginAt, a.lastRefreshAt, a.validSince,
+         SQLiteStore.encodeProviders(a.providers)]
+    }
+
+    /// Maps a uniqueness violation to the wire error naming the conflicting field.
+    func mapConstraint(_ error: Error) -> Error {
+        guard let e = error as? SQLiteError, e.isConstraint else { return error }
+        if e.message.contains("accounts.email") { return AuthError(.emailExists) }
+        if e.message.contains("accounts.phone_number") { return AuthError(.phoneNumberExists) }
+        if e.message.contains("accounts.local_id") || e.message.contains("accounts.project_id") { return AuthError(.duplicateLocalID) }
+        return error
+    }
+
+    public func account(project: String, localID: String) throws -> Account? {
+        try db.first("SELECT \(SQLiteStore.accountColumns) FROM accounts WHERE project_id = ? AND local_id = ?", [project, localID], SQLiteStore.account)
+    }
+
+    public func account(project: String, email: String) throws -> Account? {
+        try db.first("SELECT \(SQLiteStore.accountColumns) FROM accounts WHERE project_id = ? AND email = ?", [project, email.lowercased()], SQLiteStore.account)
+    }
+
+    public func account(project: String, phoneNumber: String) throws -> Account? {
+        try db.first("SELECT \(SQLiteStore.accountColumns) FROM accounts WHERE project_id = ? AND phone_number = ?", [project, phoneNumber], SQLiteStore.account)
+    }
+
+    public func insertAccount(_ a: Account) throws {
+        do {
+            try db.run("INSERT INTO accounts (\(SQLiteStore.accountColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values(a))
+        } catch { throw mapConstraint(error) }
+    }
+
+    public func updateAccount(_ a: Account) throws {
+        do {
+            try db.run("""
+                UPDATE accounts SET email = ?, email_verified = ?, phone_number = ?, display_name = ?, photo_url = ?, password_hash = ?,
+                disabled = ?, email_link_signin = ?, anonymous = ?, custom_attributes = ?, created_at = ?, last_login_at = ?,
+                last_refresh_at = ?, valid_since = ?, providers = ? WHERE project_id = ? AND local_id = ?
+                """, Array(values(a).dropFirst(2)) + [a.projectID, a.localID])
+        } catch { throw mapConstraint(error) }
+    }
+
+    public func deleteAccount(project: String, localID: String) throws -> Bool {
+        try db.run("DELETE FROM accounts WHERE project_id = ? AND local_id = ?", [project, localID]) > 0
+    }
+
+    public func listAccounts(project: String, after: String?, limit: Int) throws -> [Account] {
+        try db.rows("SELECT \(SQLiteStore.accountColumns) FROM accounts WHERE project_id = ? AND local_id > ? ORDER BY local_id LIMIT ?",
+                    [project, after ?? "", limit], SQLiteStore.account)
+    }
+
+    public func countAccounts(project: String) throws -> Int {
+        Int(try db.first("SELECT COUNT(*) FROM accounts WHERE project_id = ?", [project]) { $0.int(0) } ?? 0)
+    }
+}

@@ -1,0 +1,38 @@
+import CFastCGI
+import HTTP
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// CGI mode (RFC 3875): one request from the environment and stdin, the response on stdout.
+public enum CGIResponder {
+    /// True when fd 0 is not a FastCGI listening socket.
+    public static var stdinIsNotASocket: Bool { FCGX_IsCGI() != 0 }
+
+    public static func serveOne(maxBodyBytes: Int = 64 * 1024, handler: (Request) throws -> Response, log: (String) -> Void) {
+        var params: [String: String] = [:]
+        var p = environ
+        while let entry = p.pointee {
+            let s = String(cString: entry)
+            if let eq = s.firstIndex(of: "=") { params[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
+            p = p.advanced(by: 1)
+        }
+        let response: Response
+        switch FastCGIServer.readBody(params: params, max: maxBodyBytes, read: { buf, n in Int32(read(0, buf, Int(n))) }) {
+        case .failure(.tooLarge): response = FastCGIServer.tooLarge(maxBodyBytes)
+        case .failure: response = FastCGIServer.badGateway("reading the request body")
+        case let .success(body):
+            do { response = try handler(FastCGIServer.request(params: params, body: body)) } catch {
+                log("handler failed: \(error)")
+                response = FastCGIServer.badGateway("handling the request")
+            }
+        }
+        let bytes = FastCGIServer.encode(response, includeBody: params["REQUEST_METHOD"] != "HEAD")
+        var off = 0
+        while off < bytes.count {
+            let n = bytes[off...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            off += n
+        }
+    }
+}

@@ -1,0 +1,271 @@
+import CFastCGI
+import HTTP
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the responder listens.
+public enum ListenAddress: Equatable, CustomStringConvertible {
+    /// A unix socket it creates (and removes on exit) with this mode.
+    case unix(path: String, mode: mode_t)
+    /// `host:port` TCP.
+    case tcp(String)
+    /// The socket inherited on fd 0 (spawn-fcgi, systemd socket activation).
+    case inherited
+
+    public var description: String {
+        switch self {
+        case let .unix(path, mode): return "unix:\(path) (mode \(String(mode, radix: 8)))"
+        case let .tcp(addr): return "tcp:\(addr)"
+        case .inherited: return "inherited fd 0"
+        }
+    }
+}
+
+/// Serves any `(Request) throws -> Response` over FastCGI (libfcgi), one request per worker thread.
+/// Each worker gets its own handler from `makeHandler` (so each owns its SQLite connection).
+public final class FastCGIServer: @unchecked Sendable {
+    public typealias Handler = (Request) throws -> Response
+
+    public struct Options {
+        public var address: ListenAddress
+        public var workers: Int
+        public var maxBodyBytes: Int
+        public var backlog: Int32
+        public init(address: ListenAddress, workers: Int = 2 * max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))),
+                    maxBodyBytes: Int = 64 * 1024, backlog: Int32 = 256) {
+            self.address = address; self.workers = workers; self.maxBodyBytes = maxBodyBytes; self.backlog = backlog
+        }
+    }
+
+    public let options: Options
+    let log: (String) -> Void
+    private var listenFD: Int32 = -1
+    private var acceptLock = pthread_mutex_t()
+    private var stopping = false
+    private var stoppingLock = pthread_mutex_t()
+    private var threads: [pthread_t] = []
+
+    public init(options: Options, log: @escaping (String) -> Void) {
+        self.options = options
+        self.log = log
+        pthread_mutex_init(&acceptLock, nil)
+        pthread_mutex_init(&stoppingLock, nil)
+    }
+
+    /// Opens the socket. Throws a message naming the failed step.
+    public func open() throws {
+        guard FCGX_Init() == 0 else { throw ServerError("FCGX_Init failed") }
+        switch options.address {
+        case .inherited:
+            listenFD = 0
+        case let .tcp(addr):
+            listenFD = FCGX_OpenSocket(addr, options.backlog)
+            guard listenFD >= 0 else { throw ServerError("cannot listen on \(addr): \(String(cString: strerror(errno)))") }
+        case let .unix(path, mode):
+            if access(path, F_OK) == 0 {
+                guard !FastCGIServer.socketIsLive(path) else { throw ServerError("socket \(path) is in use by another process") }
+                unlink(path)
+            }
+            let old = umask(0o177)
+            listenFD = FCGX_OpenSocket(path, options.backlog)
+            umask(old)
+            guard listenFD >= 0 else { throw ServerError("cannot listen on \(path): \(String(cString: strerror(errno)))") }
+            guard chmod(path, mode) == 0 else { throw ServerError("chmod \(path): \(String(cString: strerror(errno)))") }
+        }
+    }
+
+    static func socketIsLive(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &addr.sun_path) { buf in for (i, b) in bytes.enumerated() { buf[i] = b } }
+        let rc = withUnsafePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return rc == 0
+    }
+
+    var isStopping: Bool {
+        pthread_mutex_lock(&stoppingLock)
+        defer { pthread_mutex_unlock(&stoppingLock) }
+        return stopping
+    }
+
+    /// Starts the workers; returns at once.
+    public func start(makeHandler: @escaping (Int) throws -> Handler) throws {
+        for i in 0..<options.workers {
+            let handler = try makeHandler(i)
+            let box = Unmanaged.passRetained(WorkerBox(server: self, handler: handler, index: i))
+            var tid = pthread_t()
+            let rc = pthread_create(&tid, nil, { raw in
+                let box = Unmanaged<WorkerBox>.fromOpaque(raw!).takeRetainedValue()
+                box.server.workerLoop(box.handler)
+                return nil
+            }, box.toOpaque())
+            guard rc == 0 else { box.release(); throw ServerError("pthread_create failed: \(rc)") }
+            threads.append(tid)
+        }
+    }
+
+    /// Stops accepting; in-flight requests finish; `wait()` then returns.
+    public func stop() {
+        pthread_mutex_lock(&stoppingLock)
+        let already = stopping
+        stopping = true
+        pthread_mutex_unlock(&stoppingLock)
+        guard !already else { return }
+        FCGX_ShutdownPending()
+        // Wakes every thread blocked in accept(2); kept-alive connections end after their request.
+        if listenFD >= 0 { shutdown(listenFD, Int32(SHUT_RDWR)) }
+    }
+
+    /// Joins the workers, then removes the socket the server created.
+    public func wait() {
+        for t in threads { pthread_join(t, nil) }
+        threads = []
+        if case let .unix(path, _) = options.address { unlink(path) }
+        if listenFD > 0 { close(listenFD); listenFD = -1 }
+    }
+
+    func workerLoop(_ handler: Handler) {
+        var req = FCGX_Request()
+        guard FCGX_InitRequest(&req, listenFD, 0) == 0 else { log("FCGX_InitRequest failed"); return }
+        while !isStopping {
+            let fresh = req.ipcFd < 0
+            if fresh { pthread_mutex_lock(&acceptLock) }
+            let rc = isStopping ? -1 : FCGX_Accept_r(&req)
+            if fresh { pthread_mutex_unlock(&acceptLock) }
+            if rc < 0 { break }
+            serve(&req, handler)
+            if isStopping { req.keepConnection = 0 }
+            FCGX_Finish_r(&req)
+        }
+        FCGX_Free(&req, 1)
+    }
+
+    func serve(_ req: inout FCGX_Request, _ handler: Handler) {
+        let params = FastCGIServer.params(req.envp)
+        let outStream = req.out
+        let response: Response
+        let method = params["REQUEST_METHOD"] ?? "GET"
+        switch FastCGIServer.readBody(params: params, max: options.maxBodyBytes, read: { buf, n in FCGX_GetStr(buf, n, req.in) }) {
+        case let .failure(step):
+            response = step == .tooLarge ? FastCGIServer.tooLarge(options.maxBodyBytes) : FastCGIServer.badGateway("reading the request body")
+        case let .success(body):
+            let request = FastCGIServer.request(params: params, body: body)
+            do {
+                response = try handler(request)
+            } catch {
+                log("[\(request.requestID)] handler failed: \(error)")
+                response = FastCGIServer.badGateway("handling the request")
+            }
+        }
+        let bytes = FastCGIServer.encode(response, includeBody: method != "HEAD")
+        _ = bytes.withUnsafeBufferPointer { buf in
+            buf.withMemoryRebound(to: CChar.self) { FCGX_PutStr($0.baseAddress, Int32($0.count), outStream) }
+        }
+    }
+
+    // MARK: - Shared by FastCGI and CGI modes
+
+    enum BodyFailure: Error { case tooLarge, readFailed }
+
+    static func readBody(params: [String: String], max: Int, read: (UnsafeMutablePointer<CChar>, Int32) -> Int32) -> Result<[UInt8], BodyFailure> {
+        let declared = params["CONTENT_LENGTH"].flatMap { Int($0) } ?? 0
+        if declared > max { return .failure(.tooLarge) }
+        guard declared > 0 else { return .success([]) }
+        var body = [UInt8](repeating: 0, count: declared)
+        var got = 0
+        while got < declared {
+            let n = body.withUnsafeMutableBufferPointer { buf in
+                buf.baseAddress!.advanced(by: got).withMemoryRebound(to: CChar.self, capacity: declared - got) {
+                    read($0, Int32(declared - got))
+                }
+            }
+            if n <= 0 { break }
+            got += Int(n)
+        }
+        guard got == declared else { return .failure(.readFailed) }
+        return .success(body)
+    }
+
+    static func params(_ envp: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> [String: String] {
+        var out: [String: String] = [:]
+        var p = envp
+        while let entry = p?.pointee {
+            let s = String(cString: entry)
+            if let eq = s.firstIndex(of: "=") { out[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
+            p = p?.advanced(by: 1)
+        }
+        return out
+    }
+
+    /// Builds a Request from CGI/FastCGI parameters (RFC 3875 meta-variables).
+    public static func request(params: [String: String], body: [UInt8]) -> Request {
+        var headers: [String: String] = [:]
+        for (k, v) in params where k.hasPrefix("HTTP_") {
+            headers[String(k.dropFirst(5)).replacingUnderscores.lowercased()] = v
+        }
+        if let ct = params["CONTENT_TYPE"], !ct.isEmpty { headers["content-type"] = ct }
+        if let cl = params["CONTENT_LENGTH"], !cl.isEmpty { headers["content-length"] = cl }
+        let uri = params["REQUEST_URI"] ?? "/"
+        var path = params["DOCUMENT_URI"] ?? ""
+        if path.isEmpty {
+            let script = (params["SCRIPT_NAME"] ?? "") + (params["PATH_INFO"] ?? "")
+            path = script.isEmpty ? FormDecoding.percentDecode(uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/", plusAsSpace: false) : script
+        }
+        let query = params["QUERY_STRING"] ?? (uri.firstIndex(of: "?").map { String(uri[uri.index(after: $0)...]) } ?? "")
+        let https = (params["HTTPS"] ?? "").lowercased() == "on" || params["REQUEST_SCHEME"] == "https"
+        let host = headers["host"] ?? params["SERVER_NAME"] ?? "localhost"
+        return Request(method: params["REQUEST_METHOD"] ?? "GET", path: path, rawQuery: query, headers: headers, body: body,
+                       remoteAddress: params["REMOTE_ADDR"] ?? "", isHTTPS: https, host: host,
+                       requestID: headers["x-request-id"] ?? params["REQUEST_ID"] ?? "-")
+    }
+
+    /// CGI response bytes: `Status:` line, headers, blank line, body.
+    public static func encode(_ r: Response, includeBody: Bool) -> [UInt8] {
+        var head = "Status: \(r.status) \(Response.reason(r.status))\r\n"
+        var hasLength = false
+        for (k, v) in r.headers {
+            // A header value can never carry a line break (response splitting).
+            let clean = v.filter { $0 != "\r" && $0 != "\n" }
+            head += "\(k): \(clean)\r\n"
+            if k.lowercased() == "content-length" { hasLength = true }
+        }
+        if !hasLength, !r.body.isEmpty || r.status != 204 { head += "Content-Length: \(r.body.count)\r\n" }
+        head += "\r\n"
+        return Array(head.utf8) + (includeBody ? r.body : [])
+    }
+
+    static func badGateway(_ step: String) -> Response {
+        .text("502 Bad Gateway: Gatehouse failed while \(step).\n", status: 502)
+    }
+
+    static func tooLarge(_ max: Int) -> Response {
+        ErrorEnvelope.response(code: 413, message: "PAYLOAD_TOO_LARGE : Request body larger than \(max) bytes", status: "INVALID_ARGUMENT")
+    }
+}
+
+final class WorkerBox {
+    let server: FastCGIServer
+    let handler: FastCGIServer.Handler
+    let index: Int
+    init(server: FastCGIServer, handler: @escaping FastCGIServer.Handler, index: Int) {
+        self.server = server; self.handler = handler; self.index = index
+    }
+}
+
+/// A start-up failure, naming the step.
+public struct ServerError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ d: String) { description = d }
+}
+
+extension String {
+    var replacingUnderscores: String { String(map { $0 == "_" ? "-" : $0 }) }
+}

@@ -1,0 +1,62 @@
+/// Decoding of `application/x-www-form-urlencoded` text and URL query strings (WHATWG rules:
+/// `+` is a space, `%XX` is a byte, invalid escapes are kept literally).
+public enum FormDecoding {
+    public static func pairs(_ text: Substring) -> [(String, String)] {
+        guard !text.isEmpty else { return [] }
+        return text.split(separator: "&", omittingEmptySubsequences: true).map { part in
+            if let eq = part.firstIndex(of: "=") {
+                return (percentDecode(part[..<eq]), percentDecode(part[part.index(after: eq)...]))
+            }
+            return (percentDecode(part), "")
+        }
+    }
+
+    public static func pairs(_ text: String) -> [(String, String)] { pairs(Substring(text)) }
+
+    public static func percentDecode<S: StringProtocol>(_ s: S, plusAsSpace: Bool = true) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count)
+        var it = Array(s.utf8)[...]
+        while let c = it.popFirst() {
+            if c == UInt8(ascii: "+"), plusAsSpace { out.append(0x20); continue }
+            if c == UInt8(ascii: "%"), it.count >= 2,
+               let h = hexValue(it[it.startIndex]), let l = hexValue(it[it.startIndex + 1]) {
+                out.append(h << 4 | l)
+                it = it.dropFirst(2)
+                continue
+            }
+            out.append(c)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    /// Characters left bare in a query component (RFC 3986 unreserved).
+    static let unreserved: Set<UInt8> = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8))
+
+    /// Percent-encodes everything but RFC 3986 unreserved characters (safe for any URL component).
+    public static func percentEncode(_ s: String) -> String {
+        var out = ""
+        for b in s.utf8 {
+            if unreserved.contains(b) {
+                out.unicodeScalars.append(Unicode.Scalar(b))
+            } else {
+                out += "%" + String(b >> 4, radix: 16, uppercase: true) + String(b & 0xF, radix: 16, uppercase: true)
+            }
+        }
+        return out
+    }
+
+    /// Encodes pairs as a query string / form body.
+    public static func encode(_ pairs: [(String, String)]) -> String {
+        pairs.map { percentEncode($0.0) + "=" + percentEncode($0.1) }.joined(separator: "&")
+    }
+}

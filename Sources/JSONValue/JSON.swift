@@ -1,0 +1,327 @@
+
+
+/// A JSON value with object keys kept in order, so responses are byte-stable (golden fixtures).
+public enum JSON: Equatable, Sendable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSON])
+    case object([(String, JSON)])
+
+    public static func == (lhs: JSON, rhs: JSON) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case let (.bool(a), .bool(b)): return a == b
+        case let (.number(a), .number(b)): return a == b
+        case let (.string(a), .string(b)): return a == b
+        case let (.array(a), .array(b)): return a == b
+        case let (.object(a), .object(b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: return false
+        }
+    }
+
+    public subscript(key: String) -> JSON? {
+        guard case let .object(pairs) = self else { return nil }
+        return pairs.last(where: { $0.0 == key })?.1
+    }
+
+    public var stringValue: String? { if case let .string(s) = self { return s }; return nil }
+    public var boolValue: Bool? { if case let .bool(b) = self { return b }; return nil }
+    public var doubleValue: Double? { if case let .number(n) = self { return n }; return nil }
+    public var arrayValue: [JSON]? { if case let .array(a) = self { return a }; return nil }
+    public var objectValue: [(String, JSON)]? { if case let .object(o) = self { return o }; return nil }
+    public var isNull: Bool { if case .null = self { return true }; return false }
+
+    /// Integer value of a number, or of a string holding an integer (int64 fields arrive both ways).
+    public var int64Value: Int64? {
+        switch self {
+        case let .number(n) where n.rounded() == n && abs(n) < 9.2e18: return Int64(n)
+        case let .string(s): return Int64(s)
+        default: return nil
+        }
+    }
+}
+
+/// Builds a JSON object from pairs, dropping nil values: `.make(("a", "x"), ("b", nil))`.
+extension JSON {
+    public static func obj(_ pairs: (String, JSONConvertible?)...) -> JSON {
+        .object(pairs.compactMap { k, v in v.map { (k, $0.json) } })
+    }
+    public static func obj(_ pairs: [(String, JSONConvertible?)]) -> JSON {
+        .object(pairs.compactMap { k, v in v.map { (k, $0.json) } })
+    }
+}
+
+/// Anything that renders as JSON.
+public protocol JSONConvertible { var json: JSON { get } }
+extension JSON: JSONConvertible { public var json: JSON { self } }
+extension String: JSONConvertible { public var json: JSON { .string(self) } }
+extension Bool: JSONConvertible { public var json: JSON { .bool(self) } }
+extension Int: JSONConvertible { public var json: JSON { .number(Double(self)) } }
+extension Int64: JSONConvertible { public var json: JSON { .number(Double(self)) } }
+extension Double: JSONConvertible { public var json: JSON { .number(self) } }
+extension Array: JSONConvertible where Element: JSONConvertible { public var json: JSON { .array(map(\.json)) } }
+
+/// Why a JSON text was refused.
+public enum JSONError: Error, Equatable, CustomStringConvertible {
+    case tooLarge(limit: Int)
+    case tooDeep(limit: Int)
+    case syntax(offset: Int, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .tooLarge(limit): return "JSON payload larger than \(limit) bytes"
+        case let .tooDeep(limit): return "JSON nested deeper than \(limit) levels"
+        case let .syntax(offset, reason): return "\(reason) at byte \(offset)"
+        }
+    }
+}
+
+/// A strict RFC 8259 parser with size and depth limits; never traps on hostile input.
+public struct JSONParser {
+    public var maxBytes: Int
+    public var maxDepth: Int
+
+    public init(maxBytes: Int = 64 * 1024, maxDepth: Int = 32) {
+        self.maxBytes = maxBytes
+        self.maxDepth = maxDepth
+    }
+
+    public func parse(_ bytes: [UInt8]) throws(JSONError) -> JSON {
+        guard bytes.count <= maxBytes else { throw .tooLarge(limit: maxBytes) }
+        var cursor = Cursor(bytes: bytes, maxDepth: maxDepth)
+        cursor.skipSpace()
+        let value = try cursor.value(depth: 0)
+        cursor.skipSpace()
+        guard cursor.atEnd else { throw .syntax(offset: cursor.pos, reason: "Unexpected trailing data") }
+        return value
+    }
+
+    public func parse(_ text: String) throws(JSONError) -> JSON { try parse(Array(text.utf8)) }
+
+    private struct Cursor {
+        let bytes: [UInt8]
+        let maxDepth: Int
+        var pos = 0
+        init(bytes: [UInt8], maxDepth: Int) { self.bytes = bytes; self.maxDepth = maxDepth }
+
+        var atEnd: Bool { pos >= bytes.count }
+        func fail(_ reason: String) -> JSONError { .syntax(offset: pos, reason: reason) }
+
+        mutating func skipSpace() {
+            while pos < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[pos]) { pos += 1 }
+        }
+
+        mutating func expect(_ literal: String) throws(JSONError) {
+            for b in literal.utf8 {
+                guard pos < bytes.count, bytes[pos] == b else { throw fail("Invalid literal") }
+                pos += 1
+            }
+        }
+
+        mutating func value(depth: Int) throws(JSONError) -> JSON {
+            guard depth <= maxDepth else { throw .tooDeep(limit: maxDepth) }
+            guard pos < bytes.count else { throw fail("Unexpected end of input") }
+            switch bytes[pos] {
+            case UInt8(ascii: "{"): return try object(depth: depth + 1)
+            case UInt8(ascii: "["): return try array(depth: depth + 1)
+            case UInt8(ascii: "\""): return .string(try string())
+            case UInt8(ascii: "t"): try expect("true"); return .bool(true)
+            case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+            case UInt8(ascii: "n"): try expect("null"); return .null
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+            default: throw fail("Unexpected character")
+            }
+        }
+
+        mutating func object(depth: Int) throws(JSONError) -> JSON {
+            guard depth <= maxDepth else { throw .tooDeep(limit: maxDepth) }
+            pos += 1
+            var pairs: [(String, JSON)] = []
+            skipSpace()
+            if pos < bytes.count, bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(pairs) }
+            while true {
+                skipSpace()
+                guard pos < bytes.count, bytes[pos] == UInt8(ascii: "\"") else { throw fail("Expected a string key") }
+                let key = try string()
+                skipSpace()
+                guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else { throw fail("Expected ':'") }
+                pos += 1
+                skipSpace()
+                pairs.append((key, try value(depth: depth)))
+                skipSpace()
+                guard pos < bytes.count else { throw fail("Unexpected end of input") }
+                if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
+                if bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(pairs) }
+                throw fail("Expected ',' or '}'")
+            }
+        }
+
+        mutating func array(depth: Int) throws(JSONError) -> JSON {
+            guard depth <= maxDepth else { throw .tooDeep(limit: maxDepth) }
+            pos += 1
+            var items: [JSON] = []
+            skipSpace()
+            if pos < bytes.count, bytes[pos] == UInt8(ascii: "]") { pos += 1; return .array(items) }
+            while true {
+                skipSpace()
+                items.append(try value(depth: depth))
+                skipSpace()
+                guard pos < bytes.count else { throw fail("Unexpected end of input") }
+                if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
+                if bytes[pos] == UInt8(ascii: "]") { pos += 1; return .array(items) }
+                throw fail("Expected ',' or ']'")
+            }
+        }
+
+        mutating func hex4() throws(JSONError) -> UInt32 {
+            guard pos + 4 <= bytes.count else { throw fail("Truncated \\u escape") }
+            var v: UInt32 = 0
+            for _ in 0..<4 {
+                let c = bytes[pos]
+                let d: UInt32
+                switch c {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): d = UInt32(c - UInt8(ascii: "0"))
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): d = UInt32(c - UInt8(ascii: "a") + 10)
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): d = UInt32(c - UInt8(ascii: "A") + 10)
+                default: throw fail("Invalid \\u escape")
+                }
+                v = v << 4 | d
+                pos += 1
+            }
+            return v
+        }
+
+        mutating func string() throws(JSONError) -> String {
+            pos += 1
+            var out: [UInt8] = []
+            while true {
+                guard pos < bytes.count else { throw fail("Unterminated string") }
+                let c = bytes[pos]
+                if c == UInt8(ascii: "\"") { pos += 1; break }
+                if c < 0x20 { throw fail("Control character in string") }
+                if c != UInt8(ascii: "\\") { out.append(c); pos += 1; continue }
+                pos += 1
+                guard pos < bytes.count else { throw fail("Unterminated escape") }
+                let e = bytes[pos]
+                pos += 1
+                switch e {
+                case UInt8(ascii: "\""): out.append(0x22)
+                case UInt8(ascii: "\\"): out.append(0x5C)
+                case UInt8(ascii: "/"): out.append(0x2F)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if (0xD800...0xDBFF).contains(scalar) {
+                        guard pos + 6 <= bytes.count, bytes[pos] == UInt8(ascii: "\\"), bytes[pos + 1] == UInt8(ascii: "u") else {
+                            throw fail("Lone surrogate")
+                        }
+                        pos += 2
+                        let low = try hex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw fail("Invalid surrogate pair") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(scalar) {
+                        throw fail("Lone surrogate")
+                    }
+                    guard let u = Unicode.Scalar(scalar) else { throw fail("Invalid code point") }
+                    out.append(contentsOf: Array(String(Character(u)).utf8))
+                default: throw fail("Invalid escape")
+                }
+            }
+            guard let s = String(validating: out, as: UTF8.self) else { throw fail("Invalid UTF-8 in string") }
+            return s
+        }
+
+        mutating func number() throws(JSONError) -> JSON {
+            let start = pos
+            if bytes[pos] == UInt8(ascii: "-") { pos += 1 }
+            func digits(_ c: inout Cursor) -> Int {
+                let s = c.pos
+                while c.pos < c.bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c.bytes[c.pos]) { c.pos += 1 }
+                return c.pos - s
+            }
+            guard pos < bytes.count else { throw fail("Invalid number") }
+            if bytes[pos] == UInt8(ascii: "0") { pos += 1 } else if digits(&self) == 0 { throw fail("Invalid number") }
+            if pos < bytes.count, bytes[pos] == UInt8(ascii: ".") {
+                pos += 1
+                guard digits(&self) > 0 else { throw fail("Invalid number") }
+            }
+            if pos < bytes.count, bytes[pos] == UInt8(ascii: "e") || bytes[pos] == UInt8(ascii: "E") {
+                pos += 1
+                if pos < bytes.count, bytes[pos] == UInt8(ascii: "+") || bytes[pos] == UInt8(ascii: "-") { pos += 1 }
+                guard digits(&self) > 0 else { throw fail("Invalid number") }
+            }
+            let text = String(decoding: bytes[start..<pos], as: UTF8.self)
+            guard let d = Double(text), d.isFinite else { throw fail("Number out of range") }
+            return .number(d)
+        }
+    }
+}
+
+/// Serialises JSON compactly; integral numbers print without a fraction.
+extension JSON {
+    public func serialized() -> String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    public var bytes: [UInt8] { Array(serialized().utf8) }
+
+    func write(to out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case let .bool(b): out += b ? "true" : "false"
+        case let .number(n):
+            if n.rounded() == n, abs(n) < 1e15 { out += String(Int64(n)) } else { out += "\(n)" }
+        case let .string(s): JSON.writeString(s, to: &out)
+        case let .array(items):
+            out += "["
+            for (i, item) in items.enumerated() {
+                if i > 0 { out += "," }
+                item.write(to: &out)
+            }
+            out += "]"
+        case let .object(pairs):
+            out += "{"
+            for (i, (k, v)) in pairs.enumerated() {
+                if i > 0 { out += "," }
+                JSON.writeString(k, to: &out)
+                out += ":"
+                v.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    static func writeString(_ s: String, to out: inout String) {
+        out += "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "<": out += "\\u003c"  // safe to embed in HTML
+            case ">": out += "\\u003e"
+            case "&": out += "\\u0026"
+            case "\u{2028}": out += "\\u2028"
+            case "\u{2029}": out += "\\u2029"
+            default:
+                if u.value < 0x20 {
+                    out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16)
+                } else {
+                    out.unicodeScalars.append(u)
+                }
+            }
+        }
+        out += "\""
+    }
+}

@@ -1,0 +1,255 @@
+import AuthEngine
+import Foundation
+import JSONValue
+
+/// The configuration file (JSON; every key documented in docs/configuration.md) plus
+/// `GATEHOUSE_*` environment overrides. With no file, the embedded dev default.
+struct Config {
+    enum Mode: String { case dev, production }
+
+    var mode: Mode = .dev
+    var dataDir = ".gatehouse"
+    var database = "gatehouse.db"
+    var socket: String? = nil
+    var socketMode: mode_t = 0o660
+    var listen: String? = nil
+    var workers: Int = 2 * ProcessInfo.processInfo.activeProcessorCount
+    var maxBodyBytes = 64 * 1024
+    var publicOrigin: String? = nil
+    var adminToken: String? = nil
+    var templatesDir: String? = nil
+    var logLevel: Log.Level = .info
+    var projects: [ProjectSettings] = [ProjectSettings.devDefault()]
+    var sms: JSON = .object([("provider", .string("dev"))])
+    var email: JSON = .object([("transport", .string("dev"))])
+    var source = "embedded dev default"
+
+    var databasePath: String { database.hasPrefix("/") ? database : dataDir + "/" + database }
+
+    /// Loads `path` (or the embedded default when nil), applies the environment, and returns
+    /// the config with every problem found (empty when valid).
+    static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> (Config, [String]) {
+        var c = Config()
+        var problems: [String] = []
+        let file = path ?? environment["GATEHOUSE_CONFIG"]
+        if let file {
+            c.source = file
+            do {
+                let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+                let json = try JSONParser(maxBytes: 1 << 20, maxDepth: 16).parse(data)
+                c.apply(json, problems: &problems)
+            } catch let e as JSONError {
+                problems.append("\(file): invalid JSON: \(e)")
+            } catch {
+                problems.append("\(file): cannot read: \(error.localizedDescription)")
+            }
+        }
+        c.applyEnvironment(environment, problems: &problems)
+        c.validate(&problems)
+        return (c, problems)
+    }
+
+    static let knownTopKeys: Set<String> = ["mode", "data_dir", "database", "listen", "public_origin", "admin_token", "templates_dir",
+                                            "log_level", "projects", "sms", "email", "$comment"]
+
+    mutating func apply(_ json: JSON, problems: inout [String]) {
+        guard case let .object(pairs) = json else { problems.append("top level must be a JSON object"); return }
+        for (k, _) in pairs where !Config.knownTopKeys.contains(k) { problems.append("unknown key '\(k)'") }
+        if let m = json["mode"] {
+            if let s = m.stringValue, let mode = Mode(rawValue: s) { self.mode = mode } else { problems.append("mode: expected \"dev\" or \"production\"") }
+        }
+        str(json, "data_dir", &problems).map { dataDir = $0 }
+        str(json, "database", &problems).map { database = $0 }
+        str(json, "public_origin", &problems).map { publicOrigin = $0 }
+        str(json, "admin_token", &problems).map { adminToken = $0 }
+        str(json, "templates_dir", &problems).map { templatesDir = $0 }
+        if let l = str(json, "log_level", &problems) {
+            switch l {
+            case "debug": logLevel = .debug
+            case "info": logLevel = .info
+            case "warning": logLevel = .warning
+            case "error": logLevel = .error
+            default: problems.append("log_level: expected debug, info, warning or error")
+            }
+        }
+        if let listen = json["listen"] {
+            if case .object = listen {
+                str(listen, "socket", &problems, prefix: "listen.").map { socket = $0 }
+                str(listen, "tcp", &problems, prefix: "listen.").map { self.listen = $0 }
+                if let m = str(listen, "socket_mode", &problems, prefix: "listen.") {
+                    if let v = mode_t(m, radix: 8), v <= 0o777 { socketMode = v } else { problems.append("listen.socket_mode: expected an octal mode like \"0660\"") }
+                }
+                int(listen, "workers", 1...256, &problems, prefix: "listen.").map { workers = $0 }
+                int(listen, "max_body_bytes", 1024...(16 << 20), &problems, prefix: "listen.").map { maxBodyBytes = $0 }
+            } else { problems.append("listen: expected an object") }
+        }
+        if let projects = json["projects"] {
+            if let arr = projects.arrayValue, !arr.isEmpty {
+                self.projects = arr.enumerated().map { i, p in Config.project(p, index: i, dev: mode == .dev, problems: &problems) }
+            } else { problems.append("projects: expected a non-empty array") }
+        } else if mode == .production {
+            problems.append("projects: production mode needs at least one project")
+        }
+        if let s = json["sms"] { sms = s }
+        if let e = json["email"] { email = e }
+    }
+
+    mutating func applyEnvironment(_ env: [String: String], problems: inout [String]) {
+        if let m = env["GATEHOUSE_MODE"] {
+            if let mode = Mode(rawValue: m) {
+                self.mode = mode
+                for i in projects.indices { projects[i].devMode = mode == .dev }
+            } else { problems.append("GATEHOUSE_MODE: expected dev or production") }
+        }
+        env["GATEHOUSE_DATA_DIR"].map { dataDir = $0 }
+        env["GATEHOUSE_DATABASE"].map { database = $0 }
+        env["GATEHOUSE_SOCKET"].map { socket = $0 }
+        env["GATEHOUSE_LISTEN"].map { listen = $0 }
+        env["GATEHOUSE_PUBLIC_ORIGIN"].map { publicOrigin = $0 }
+        env["GATEHOUSE_ADMIN_TOKEN"].map { adminToken = $0 }
+        env["GATEHOUSE_TEMPLATES_DIR"].map { templatesDir = $0 }
+        if let w = env["GATEHOUSE_WORKERS"] {
+            if let n = Int(w), (1...256).contains(n) { workers = n } else { problems.append("GATEHOUSE_WORKERS: expected 1…256") }
+        }
+    }
+
+    func validate(_ problems: inout [String]) {
+        if let o = publicOrigin, !(o.hasPrefix("https://") || o.hasPrefix("http://")) || o.hasSuffix("/") {
+            problems.append("public_origin: expected an origin like https://auth.example.com (no trailing slash)")
+        }
+        var ids = Set<String>()
+        for p in projects {
+            if !ids.insert(p.id).inserted { problems.append("projects: duplicate id '\(p.id)'") }
+        }
+        guard mode == .production else { return }
+        if (adminToken ?? "").count < 32 { problems.append("admin_token: production mode needs an admin token of at least 32 characters") }
+        if publicOrigin == nil || !(publicOrigin ?? "").hasPrefix("https://") { problems.append("public_origin: production mode needs an https:// origin") }
+        if sms["provider"]?.stringValue == "dev" { problems.append("sms.provider: \"dev\" is a dev-only setting") }
+        if email["transport"]?.stringValue == "dev" { problems.append("email.transport: \"dev\" is a dev-only setting") }
+        for p in projects {
+            if p.apiKeys.isEmpty { problems.append("projects[\(p.id)].api_keys: production mode needs at least one API key") }
+            if p.id == "demo-gatehouse" || p.id.hasPrefix("demo-") { problems.append("projects[\(p.id)]: demo- project ids are dev-only") }
+        }
+    }
+
+    // MARK: - Projects
+
+    static let knownProjectKeys: Set<String> = ["id", "api_keys", "authorized_domains", "ios_apps", "android_apps", "test_phone_numbers",
+                                                "sms_regions", "default_locale", "sms_origin_domain", "phone", "email_link", "session", "$comment"]
+
+    static func project(_ j: JSON, index: Int, dev: Bool, problems: inout [String]) -> ProjectSettings {
+        let pfx = "projects[\(index)]."
+        guard case let .object(pairs) = j else { problems.append("projects[\(index)]: expected an object"); return .devDefault() }
+        for (k, _) in pairs where !knownProjectKeys.contains(k) { problems.append("\(pfx)\(k): unknown key") }
+        let c = Config()
+        let id = c.str(j, "id", &problems, prefix: pfx) ?? ""
+        if id.isEmpty || !id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) || id.count > 63 {
+            problems.append("\(pfx)id: required, letters, digits and '-' only (≤ 63)")
+        }
+        var p = ProjectSettings(id: id, devMode: dev)
+        p.apiKeys = strings(j, "api_keys", pfx, &problems)
+        p.authorizedDomains = strings(j, "authorized_domains", pfx, &problems)
+        if dev, p.authorizedDomains.isEmpty { p.authorizedDomains = ["localhost", "127.0.0.1"] }
+        for d in p.authorizedDomains where d.contains("/") || d.contains(":") || d.isEmpty {
+            problems.append("\(pfx)authorized_domains: '\(d)' must be a bare host name")
+        }
+        if let apps = j["ios_apps"]?.arrayValue {
+            for (i, a) in apps.enumerated() {
+                guard let bundle = a["bundle_id"]?.stringValue, !bundle.isEmpty else {
+                    problems.append("\(pfx)ios_apps[\(i)].bundle_id: required"); continue
+                }
+                let team = a["team_id"]?.stringValue ?? ""
+                if team.count != 10 { problems.append("\(pfx)ios_apps[\(i)].team_id: expected a 10-character Apple team id") }
+                let schemes = (a["url_schemes"]?.arrayValue ?? []).compactMap(\.stringValue)
+                let app = IOSApp(bundleID: bundle, teamID: team, appID: a["app_id"]?.stringValue, clientID: a["client_id"]?.stringValue,
+                                 extraSchemes: schemes)
+                if app.schemes.isEmpty { problems.append("\(pfx)ios_apps[\(i)]: needs app_id, client_id or url_schemes") }
+                p.iosApps.append(app)
+            }
+        } else if dev { p.iosApps = ProjectSettings.devDefault().iosApps }
+        for (i, a) in (j["android_apps"]?.arrayValue ?? []).enumerated() {
+            guard let pkg = a["package_name"]?.stringValue, !pkg.isEmpty else { problems.append("\(pfx)android_apps[\(i)].package_name: required"); continue }
+            let prints = (a["sha256_cert_fingerprints"]?.arrayValue ?? []).compactMap(\.stringValue)
+            p.androidApps.append(AndroidApp(packageName: pkg, sha256Fingerprints: prints, appID: a["app_id"]?.stringValue,
+                                            extraSchemes: (a["url_schemes"]?.arrayValue ?? []).compactMap(\.stringValue)))
+        }
+        if let tests = j["test_phone_numbers"] {
+            if case let .object(nums) = tests {
+                if nums.count > 10 { problems.append("\(pfx)test_phone_numbers: at most 10") }
+                for (num, code) in nums {
+                    guard num.hasPrefix("+"), num.dropFirst().allSatisfy(\.isNumber), (8...16).contains(num.count) else {
+                        problems.append("\(pfx)test_phone_numbers: '\(num)' is not an E.164 number"); continue
+                    }
+                    guard let c = code.stringValue, c.count == 6, c.allSatisfy(\.isNumber) else {
+                        problems.append("\(pfx)test_phone_numbers[\(num)]: the code must be 6 digits"); continue
+                    }
+                    p.testPhoneNumbers[num] = c
+                }
+            } else { problems.append("\(pfx)test_phone_numbers: expected an object of number → code") }
+        }
+        if j["sms_regions"] != nil {
+            p.phone.allowedRegions = strings(j, "sms_regions", pfx, &problems).map { $0.uppercased() }
+        } else {
+            p.phone.allowedRegions = dev ? nil : []
+        }
+        if let l = c.str(j, "default_locale", &problems, prefix: pfx) { p.defaultLocale = l }
+        if let d = c.str(j, "sms_origin_domain", &problems, prefix: pfx) { p.smsOriginDomain = d } else if let first = p.authorizedDomains.first {
+            p.smsOriginDomain = first
+        }
+        if let ph = j["phone"] {
+            let q = pfx + "phone."
+            c.int(ph, "code_lifetime_seconds", 60...600, &problems, prefix: q).map { p.phone.codeLifetimeSeconds = Int64($0) }
+            c.int(ph, "max_attempts_per_code", 1...10, &problems, prefix: q).map { p.phone.maxAttemptsPerSession = $0 }
+            c.int(ph, "failure_budget_per_day", 1...100, &problems, prefix: q).map { p.phone.failureBudgetPerDay = $0 }
+            c.int(ph, "sends_per_number_per_hour", 1...100, &problems, prefix: q).map { p.phone.sendsPerNumberPerHour = $0 }
+            c.int(ph, "sends_per_number_per_day", 1...1000, &problems, prefix: q).map { p.phone.sendsPerNumberPerDay = $0 }
+            c.int(ph, "sends_per_ip_per_hour", 1...10000, &problems, prefix: q).map { p.phone.sendsPerIPPerHour = $0 }
+            c.int(ph, "verify_attempts_per_ip_per_5min", 1...10000, &problems, prefix: q).map { p.phone.verifyAttemptsPerIPPer5Min = $0 }
+        }
+        if let em = j["email_link"] {
+            let q = pfx + "email_link."
+            c.int(em, "link_lifetime_seconds", 300...86400, &problems, prefix: q).map { p.emailLink.linkLifetimeSeconds = Int64($0) }
+            c.int(em, "sends_per_address_per_hour", 1...100, &problems, prefix: q).map { p.emailLink.sendsPerAddressPerHour = $0 }
+            c.int(em, "sends_per_ip_per_hour", 1...10000, &problems, prefix: q).map { p.emailLink.sendsPerIPPerHour = $0 }
+            if let b = em["enabled"]?.boolValue { p.emailLink.enabled = b }
+        }
+        if let s = j["session"] {
+            let q = pfx + "session."
+            if let name = c.str(s, "cookie_name", &problems, prefix: q) { p.session.cookieName = name }
+            if let d = c.str(s, "cookie_domain", &problems, prefix: q) { p.session.cookieDomain = d }
+            c.int(s, "cookie_lifetime_seconds", 300...1_209_600, &problems, prefix: q).map { p.session.cookieLifetimeSeconds = Int64($0) }
+            c.int(s, "idle_timeout_seconds", 60...1_209_600, &problems, prefix: q).map { p.session.idleTimeoutSeconds = Int64($0) }
+            if p.session.cookieDomain == nil, !p.session.cookieName.hasPrefix("__Host-") {
+                problems.append("\(q)cookie_name: without cookie_domain the name must start with __Host-")
+            }
+            if p.session.cookieDomain != nil, p.session.cookieName.hasPrefix("__Host-") {
+                problems.append("\(q)cookie_name: a __Host- cookie cannot have a Domain; rename it or drop cookie_domain")
+            }
+        }
+        return p
+    }
+
+    // MARK: - Typed readers that record problems
+
+    func str(_ j: JSON, _ key: String, _ problems: inout [String], prefix: String = "") -> String? {
+        guard let v = j[key] else { return nil }
+        guard let s = v.stringValue else { problems.append("\(prefix)\(key): expected a string"); return nil }
+        return s
+    }
+
+    func int(_ j: JSON, _ key: String, _ range: ClosedRange<Int>, _ problems: inout [String], prefix: String = "") -> Int? {
+        guard let v = j[key] else { return nil }
+        guard let n = v.int64Value, range.contains(Int(n)) else {
+            problems.append("\(prefix)\(key): expected an integer in \(range.lowerBound)…\(range.upperBound)"); return nil
+        }
+        return Int(n)
+    }
+
+    static func strings(_ j: JSON, _ key: String, _ prefix: String, _ problems: inout [String]) -> [String] {
+        guard let v = j[key] else { return [] }
+        guard let arr = v.arrayValue, arr.allSatisfy({ $0.stringValue != nil }) else {
+            problems.append("\(prefix)\(key): expected an array of strings"); return []
+        }
+        return arr.compactMap(\.stringValue)
+    }
+}

@@ -1,0 +1,166 @@
+import ArgumentParser
+import AuthEngine
+import FastCGI
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `gatehouse dev`: the responder plus the real nginx in front of it on 127.0.0.1, one command.
+struct Dev: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run Gatehouse behind nginx on 127.0.0.1 (dev mode); Ctrl-C stops both.")
+    @OptionGroup var common: CommonOptions
+    @Option(help: "Port nginx listens on (127.0.0.1).") var port: Int = 8080
+    @Option(help: "nginx binary.") var nginx: String = Dev.findNginx()
+
+    func run() throws {
+        var config = try common.load()
+        if common.data == nil, config.source == "embedded dev default" { config.dataDir = ".gatehouse" }
+        let dataDir = URL(fileURLWithPath: config.dataDir).standardizedFileURL.path
+        config.dataDir = dataDir
+        if config.publicOrigin == nil { config.publicOrigin = "http://127.0.0.1:\(port)" }
+        guard let root = Runtime.projectRoot() else { throw ValidationError("cannot find Gatehouse's public/ and nginx/ folders; set GATEHOUSE_HOME") }
+
+        Signals.blockTermination()
+        let runtime = try Runtime(config: config)
+        let socket = dataDir + "/gatehouse.sock"
+        // nginx's workers must reach the socket; it is bound to this data folder on loopback only.
+        let server = try startServer(runtime, socketOverride: socket, socketMode: 0o666)
+        let confPath = try writeNginxConfig(dataDir: dataDir, root: root, socket: socket)
+        let pid = try spawn(nginx, ["-p", dataDir + "/nginx/", "-c", confPath, "-e", dataDir + "/nginx/error.log"])
+
+        func shutdown(_ code: Int32) -> Never {
+            kill(pid, SIGQUIT)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            server.stop()
+            server.wait()
+            Log.info("dev: nginx and the responder stopped")
+            Foundation.exit(code)
+        }
+
+        guard waitUntilHealthy(port: port, nginxPID: pid) else {
+            Log.error("dev: nginx did not come up on 127.0.0.1:\(port); see \(dataDir)/nginx/error.log")
+            shutdown(1)
+        }
+        print("ready http://127.0.0.1:\(port)")
+        fflush(stdout)
+        let sig = Signals.wait(child: pid)
+        if sig == SIGCHLD { Log.error("dev: nginx exited; stopping"); shutdown(1) }
+        shutdown(0)
+    }
+
+    static func findNginx() -> String {
+        for p in ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx", "/usr/local/nginx/sbin/nginx"] where access(p, X_OK) == 0 { return p }
+        return "nginx"
+    }
+
+    func writeNginxConfig(dataDir: String, root: String, socket: String) throws -> String {
+        let dir = dataDir + "/nginx"
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: dir + "/gatehouse", withIntermediateDirectories: true)
+        for f in try fm.contentsOfDirectory(atPath: root + "/nginx") where f.hasSuffix(".conf") {
+            let dest = dir + "/gatehouse/" + f
+            try? fm.removeItem(atPath: dest)
+            try fm.copyItem(atPath: root + "/nginx/" + f, toPath: dest)
+        }
+        for t in ["client_body", "fastcgi", "proxy", "uwsgi", "scgi"] { try fm.createDirectory(atPath: dir + "/tmp/" + t, withIntermediateDirectories: true) }
+        // Run as root only when started as root (CI containers); workers then read the data folder.
+        let user = geteuid() == 0 ? "user root root;\n" : ""
+        let conf = """
+        # Written by `gatehouse dev`; regenerated on every start.
+        \(user)worker_processes 1;
+        daemon off;
+        pid \(dir)/nginx.pid;
+        error_log \(dir)/error.log warn;
+        events { worker_connections 1024; }
+        http {
+            include gatehouse/gatehouse-mime.conf;
+            access_log \(dir)/access.log;
+            client_body_temp_path \(dir)/tmp/client_body;
+            fastcgi_temp_path \(dir)/tmp/fastcgi;
+            proxy_temp_path \(dir)/tmp/proxy;
+            uwsgi_temp_path \(dir)/tmp/uwsgi;
+            scgi_temp_path \(dir)/tmp/scgi;
+            server_tokens off;
+            client_max_body_size 64k;
+
+            upstream gatehouse {
+                server unix:\(socket);
+            }
+
+            server {
+                listen 127.0.0.1:\(port);
+                server_name localhost 127.0.0.1;
+                set $gatehouse_public \(root)/public;
+
+                include gatehouse/gatehouse-locations.conf;
+
+                # Dev mode: the emulator helpers and admin APIs are reachable (loopback only).
+                location ^~ /emulator/ {
+                    include gatehouse/gatehouse-fastcgi.conf;
+                    fastcgi_pass gatehouse;
+                }
+                location = / {
+                    include gatehouse/gatehouse-fastcgi.conf;
+                    fastcgi_pass gatehouse;
+                }
+                location / {
+                    return 404;
+                }
+            }
+        }
+
+        """
+        let path = dir + "/nginx.conf"
+        try conf.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func spawn(_ exe: String, _ args: [String]) throws -> pid_t {
+        var pid: pid_t = 0
+        let argv = ([exe] + args).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var attrs = posix_spawnattr_t()
+        posix_spawnattr_init(&attrs)
+        defer { posix_spawnattr_destroy(&attrs) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attrs, &none)
+        posix_spawnattr_setflags(&attrs, Int16(POSIX_SPAWN_SETSIGMASK))
+        let rc = posix_spawnp(&pid, exe, nil, &attrs, argv, environ)
+        guard rc == 0 else { throw ValidationError("cannot start \(exe): \(String(cString: strerror(rc)))") }
+        return pid
+    }
+
+    /// Polls `GET /__/auth/health` through nginx for up to 10 s.
+    func waitUntilHealthy(port: Int, nginxPID: pid_t) -> Bool {
+        for _ in 0..<100 {
+            var status: Int32 = 0
+            if waitpid(nginxPID, &status, WNOHANG) == nginxPID { return false }
+            if httpStatus(port: port, path: "/__/auth/health") == 200 { return true }
+            usleep(100_000)
+        }
+        return false
+    }
+
+    func httpStatus(port: Int, path: String) -> Int? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let ok = withUnsafePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard ok == 0 else { return nil }
+        let req = "GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n"
+        _ = req.withCString { write(fd, $0, strlen($0)) }
+        var buf = [UInt8](repeating: 0, count: 64)
+        let n = read(fd, &buf, buf.count)
+        guard n > 12 else { return nil }
+        return Int(String(decoding: buf[9..<12], as: UTF8.self))
+    }
+}

@@ -1,0 +1,58 @@
+import AuthEngine
+import AuthStore
+import AuthWeb
+import Foundation
+
+/// Wiring: config → store, key ring, templates, web app. Shared by every command.
+struct Runtime {
+    static let version = "0.1.0"
+
+    let config: Config
+    let app: WebApp
+
+    init(config: Config) throws {
+        self.config = config
+        Log.level = config.logLevel
+        try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
+        let templates = try Templates(directory: try Runtime.resourcesDirectory(config))
+        let settings = WebSettings(projects: config.projects, devMode: config.mode == .dev, publicOrigin: config.publicOrigin,
+                                   adminToken: config.adminToken, version: Runtime.version)
+        app = WebApp(settings: settings, templates: templates)
+        // Migrate and make sure a signing key exists before any worker starts.
+        let store = try openStore()
+        try app.keyRing.ensureKey(store: store, random: app.random)
+    }
+
+    func openStore() throws -> SQLiteStore { try SQLiteStore(path: config.databasePath) }
+
+    static func resourcesDirectory(_ config: Config) throws -> String {
+        if let d = config.templatesDir { return d }
+        if let d = Templates.bundledDirectory, FileManager.default.fileExists(atPath: d + "/templates") { return d }
+        if let root = projectRoot(), FileManager.default.fileExists(atPath: root + "/Sources/AuthWeb/Resources/templates") {
+            return root + "/Sources/AuthWeb/Resources"
+        }
+        for d in ["/usr/local/share/gatehouse", "/usr/share/gatehouse"] where FileManager.default.fileExists(atPath: d + "/templates") { return d }
+        throw ConfigError("cannot find the templates folder; set templates_dir")
+    }
+
+    /// The source checkout this binary was built in (for `public/` and `nginx/`), found by walking
+    /// up from the executable; `GATEHOUSE_HOME` overrides.
+    static func projectRoot() -> String? {
+        if let h = ProcessInfo.processInfo.environment["GATEHOUSE_HOME"] { return h }
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        for _ in 0..<8 {
+            if FileManager.default.fileExists(atPath: dir.path + "/public/gatehouse.css"),
+               FileManager.default.fileExists(atPath: dir.path + "/nginx") { return dir.path }
+            dir = dir.deletingLastPathComponent()
+        }
+        for d in ["/usr/local/share/gatehouse", "/usr/share/gatehouse"] where FileManager.default.fileExists(atPath: d + "/public") { return d }
+        return nil
+    }
+}
+
+struct ConfigError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
