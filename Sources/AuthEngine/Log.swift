@@ -27,3 +27,5 @@ public enum Log {
 
 /// Everything a store must provide; grows as flows add ports.
 public typealias GatehouseStore = AccountStore & SigningKeyStore & SecretStore & HealthProbe
+    & LimitStore & OutboxStore & AuditStore & AppTokenStore
+    & PhoneStore & AppVerificationStore & EmailLinkStore & SessionStore

@@ -127,8 +127,17 @@ public enum Migrations {
             detail TEXT
         );
         CREATE INDEX audit_log_user ON audit_log(project_id, local_id, at);
+
+        CREATE TABLE app_tokens (
+            token_hash BLOB PRIMARY KEY,
+            project_id TEXT NOT NULL,
+            api_key TEXT NOT NULL,
+            app_id TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
         """),
-    ]
+    ] + phone + appVerification + emailLink + sessions
 
     /// Applies every migration newer than the recorded version, each in its own transaction.
     /// Returns the resulting version. Concurrent starters serialise on the write lock.

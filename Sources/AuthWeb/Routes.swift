@@ -10,30 +10,89 @@ struct Route {
 }
 
 /// THE route table: every path Gatehouse answers, with its guards, on one screen.
+/// Legacy v3 names (`relyingparty/…`) map to the same handlers as their v1 names.
 enum RouteTable {
     static let itk = "/identitytoolkit.googleapis.com/v1"
+    static let itk2 = "/identitytoolkit.googleapis.com/v2"
     static let legacy = "/www.googleapis.com/identitytoolkit/v3/relyingparty"
+    static let admin = "/identitytoolkit.googleapis.com/v1/projects/{project}"
+    static let emulator = "/emulator/v1/projects/{project}"
 
     static func build() -> Router<Route> {
         var r = Router<Route>()
-        func api(_ m: String, _ p: String, _ g: Guards, _ h: @escaping (inout Context) throws -> Response) {
-            r.add(m, p, Route(kind: .api, guards: g, handler: h))
+        func api(_ m: String, _ paths: [String], _ g: Guards, _ h: @escaping (inout Context) throws -> Response) {
+            for p in paths { r.add(m, p, Route(kind: .api, guards: g, handler: h)) }
         }
         func page(_ m: String, _ p: String, _ g: Guards, _ h: @escaping (inout Context) throws -> Response) {
             r.add(m, p, Route(kind: .page, guards: g, handler: h))
         }
 
         // Health and discovery
-        api("GET", "/", [], HealthAPI.root)
-        api("GET", "/__/auth/health", [], HealthAPI.health)
+        api("GET", ["/"], [], HealthAPI.root)
+        api("GET", ["/__/auth/health"], [], HealthAPI.health)
 
-        // Public keys (firebase-wire.md §3.5)
-        api("GET", "/.well-known/jwks.json", [], KeysAPI.jwks)
-        api("GET", "/.well-known/openid-configuration", [], KeysAPI.openIDConfiguration)
-        api("GET", "/www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com", [], KeysAPI.x509)
-        api("GET", "/www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com", [], KeysAPI.jwks)
-        api("GET", "\(legacy)/publicKeys", [], KeysAPI.x509)
-        api("GET", "\(itk)/sessionCookiePublicKeys", [], KeysAPI.jwks)
+        // Public keys (§3.5)
+        api("GET", ["/.well-known/jwks.json", "/www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com",
+                    "\(itk)/sessionCookiePublicKeys"], [], KeysAPI.jwks)
+        api("GET", ["/www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com", "\(legacy)/publicKeys"], [], KeysAPI.x509)
+        api("GET", ["/.well-known/openid-configuration"], [], KeysAPI.openIDConfiguration)
+
+        // Phone sign-in (§2.1, §2.2)
+        api("POST", ["\(itk)/accounts:sendVerificationCode", "\(legacy)/sendVerificationCode"], [.apiKey, .json], PhoneAPI.sendVerificationCode)
+        api("POST", ["\(itk)/accounts:signInWithPhoneNumber", "\(legacy)/verifyPhoneNumber"], [.apiKey, .json], PhoneAPI.signInWithPhoneNumber)
+
+        // App verification (§2.14, §4.4)
+        api("GET", ["/__/auth/challenge"], [], AppVerificationAPI.challenge)
+        api("POST", ["/__/auth/challenge"], [.json], AppVerificationAPI.solve)
+        api("GET", ["\(itk)/recaptchaParams", "\(legacy)/getRecaptchaParam", "/v1/recaptchaParams"], [.apiKey], AppVerificationAPI.recaptchaParams)
+        api("GET", ["\(itk2)/recaptchaConfig", "/v2/recaptchaConfig"], [.apiKey], AppVerificationAPI.recaptchaConfig)
+
+        // Email link (§2.3–§2.5, §2.16)
+        api("POST", ["\(itk)/accounts:sendOobCode", "\(legacy)/getOobConfirmationCode"], [.apiKeyOrAdmin, .json], EmailLinkAPI.sendOobCode)
+        api("POST", ["\(admin)/accounts:sendOobCode"], [.admin, .pathProject, .json], EmailLinkAPI.sendOobCode)
+        api("POST", ["\(itk)/accounts:signInWithEmailLink", "\(legacy)/emailLinkSignin"], [.apiKey, .json], EmailLinkAPI.signInWithEmailLink)
+        api("POST", ["\(itk)/accounts:createAuthUri", "\(legacy)/createAuthUri"], [.apiKey, .json], EmailLinkAPI.createAuthUri)
+        api("POST", ["\(itk)/accounts:resetPassword", "\(legacy)/resetPassword"], [.apiKey, .json], EmailLinkAPI.resetPassword)
+        api("GET", ["/.well-known/apple-app-site-association", "/apple-app-site-association"], [], EmailLinkAPI.appleAppSiteAssociation)
+        api("GET", ["/.well-known/assetlinks.json"], [], EmailLinkAPI.assetLinks)
+
+        // Tokens and sessions (§2.10, §2.11, §3.4)
+        api("POST", ["/securetoken.googleapis.com/v1/token"], [.apiKey, .json], TokenAPI.refresh)
+        api("POST", ["\(admin):createSessionCookie"], [.admin, .pathProject, .json], TokenAPI.createSessionCookie)
+        api("GET", ["/__/auth/verify"], [], VerifyAPI.verify)
+
+        // Accounts: user-facing (API key + idToken) and admin (Bearer) (§2.6–§2.9, §2.12, §2.13)
+        api("POST", ["\(itk)/accounts:lookup", "\(legacy)/getAccountInfo"], [.apiKeyOrAdmin, .json], LookupAPI.lookup)
+        api("POST", ["\(admin)/accounts:lookup"], [.admin, .pathProject, .json], LookupAPI.lookup)
+        api("POST", ["\(itk)/accounts:update", "\(legacy)/setAccountInfo"], [.apiKeyOrAdmin, .json], AccountsAPI.update)
+        api("POST", ["\(admin)/accounts:update"], [.admin, .pathProject, .json], AccountsAPI.update)
+        api("POST", ["\(itk)/accounts:delete", "\(legacy)/deleteAccount"], [.apiKeyOrAdmin, .json], AccountsAPI.delete)
+        api("POST", ["\(admin)/accounts:delete"], [.admin, .pathProject, .json], AccountsAPI.delete)
+        api("POST", ["\(itk)/accounts:signUp", "\(legacy)/signupNewUser"], [.apiKeyOrAdmin, .json], AccountsAPI.signUp)
+        api("POST", ["\(admin)/accounts"], [.admin, .pathProject, .json], AccountsAPI.create)
+        api("POST", ["\(admin)/accounts:batchDelete"], [.admin, .pathProject, .json], AccountsAPI.batchDelete)
+        api("GET", ["\(admin)/accounts:batchGet"], [.admin, .pathProject], AccountsAPI.batchGet)
+        api("GET", ["\(itk)/projects", "\(legacy)/getProjectConfig"], [.apiKey], AccountsAPI.projectConfig)
+
+        // Emulator helpers (§2.18): dev mode only
+        api("GET", ["\(emulator)/verificationCodes"], [.devOnly, .pathProject], PhoneAPI.emulatorVerificationCodes)
+        api("GET", ["\(emulator)/oobCodes"], [.devOnly, .pathProject], EmailLinkAPI.emulatorOobCodes)
+        api("DELETE", ["\(emulator)/accounts"], [.devOnly, .pathProject], AccountsAPI.emulatorDeleteAccounts)
+
+        // Hosted pages (§4): GET renders, POST acts (CSRF-checked in the handler)
+        page("GET", "/__/auth/signin", [], PhonePage.chooser)
+        page("GET", "/__/auth/phone", [], PhonePage.show)
+        page("POST", "/__/auth/phone", [], PhonePage.start)
+        page("POST", "/__/auth/phone/verify", [], PhonePage.verify)
+        page("GET", "/__/auth/handler", [], VerifyAppPage.handler)
+        page("GET", "/__/auth/callback", [], VerifyAppPage.callback)
+        page("GET", "/__/auth/email", [], EmailPages.show)
+        page("POST", "/__/auth/email", [], EmailPages.start)
+        page("GET", "/__/auth/action", [], EmailPages.action)
+        page("POST", "/__/auth/action", [], EmailPages.confirm)
+        page("GET", "/__/auth/links", [], EmailPages.links)
+        page("GET", "/__/auth/account", [], AccountPage.show)
+        page("POST", "/__/auth/signout", [], AccountPage.signOut)
 
         return r
     }

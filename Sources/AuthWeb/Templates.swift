@@ -11,18 +11,27 @@ public struct Locales: Sendable {
     let flat: [String: [String: String]]
     public var supported: [String] { tables.keys.sorted() }
 
+    /// Reads `<directory>/<lang>/*.json` (one file per feature) and merges them per language.
     public init(directory: String) throws {
         var tables: [String: [String: any Sendable]] = [:]
         var flat: [String: [String: String]] = [:]
-        for file in try FileManager.default.contentsOfDirectory(atPath: directory) where file.hasSuffix(".json") {
-            let lang = String(file.dropLast(5))
-            let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/" + file)))
-            let json = try JSONParser(maxBytes: 1 << 20, maxDepth: 8).parse(data)
+        let fm = FileManager.default
+        for lang in try fm.contentsOfDirectory(atPath: directory).sorted() {
+            var isDir: ObjCBool = false
+            guard fm.fileExists(atPath: directory + "/" + lang, isDirectory: &isDir), isDir.boolValue else { continue }
+            var table: [String: any Sendable] = [:]
             var f: [String: String] = [:]
-            tables[lang] = Locales.nested(json, prefix: "", into: &f) as? [String: any Sendable] ?? [:]
+            for file in try fm.contentsOfDirectory(atPath: directory + "/" + lang).sorted() where file.hasSuffix(".json") {
+                let path = directory + "/" + lang + "/" + file
+                let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+                let json: JSON
+                do { json = try JSONParser(maxBytes: 1 << 20, maxDepth: 8).parse(data) } catch { throw TemplateError("\(path): \(error)") }
+                table = Locales.merge(table, Locales.nested(json, prefix: "", into: &f) as? [String: any Sendable] ?? [:])
+            }
+            tables[lang] = table
             flat[lang] = f
         }
-        guard tables["en"] != nil else { throw TemplateError("no en.json in \(directory)") }
+        guard tables["en"] != nil else { throw TemplateError("no en/ locale folder in \(directory)") }
         self.tables = tables
         self.flat = flat
     }

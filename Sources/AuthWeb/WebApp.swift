@@ -43,6 +43,8 @@ public final class WebApp: @unchecked Sendable {
     public let tokens: TokenService
     public let templates: Templates
     let routes: Router<Route>
+    /// Called after a flow commits an outbox message (wakes the delivery worker).
+    public var outboxNotifier: @Sendable () -> Void = {}
 
     public init(settings: WebSettings, clock: Clock = SystemClock(), random: RandomSource = SystemRandom(), templates: Templates) {
         self.settings = settings

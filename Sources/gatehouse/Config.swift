@@ -1,4 +1,5 @@
 import AuthEngine
+import Delivery
 import Foundation
 import JSONValue
 
@@ -114,6 +115,7 @@ struct Config {
     }
 
     func validate(_ problems: inout [String]) {
+        problems += SMSProviders.problems(sms) + EmailTransports.problems(email)
         if let o = publicOrigin, !(o.hasPrefix("https://") || o.hasPrefix("http://")) || o.hasSuffix("/") {
             problems.append("public_origin: expected an origin like https://auth.example.com (no trailing slash)")
         }

@@ -23,6 +23,7 @@ struct Dev: ParsableCommand {
 
         Signals.blockTermination()
         let runtime = try Runtime(config: config)
+        let outbox = try runtime.startOutbox()
         let socket = dataDir + "/gatehouse.sock"
         // nginx's workers must reach the socket; it is bound to this data folder on loopback only.
         let server = try startServer(runtime, socketOverride: socket, socketMode: 0o666)
@@ -35,6 +36,7 @@ struct Dev: ParsableCommand {
             waitpid(pid, &status, 0)
             server.stop()
             server.wait()
+            outbox.stop()
             Log.info("dev: nginx and the responder stopped")
             Foundation.exit(code)
         }

@@ -1,6 +1,7 @@
 import AuthEngine
 import AuthStore
 import AuthWeb
+import Delivery
 import Foundation
 
 /// Wiring: config → store, key ring, templates, web app. Shared by every command.
@@ -25,6 +26,16 @@ struct Runtime {
     }
 
     func openStore() throws -> SQLiteStore { try SQLiteStore(path: config.databasePath) }
+
+    /// Starts the outbox delivery worker (one per process; leases make several instances safe).
+    func startOutbox() throws -> OutboxWorker {
+        let senders: [OutboxMessage.Channel: MessageSender] = [.sms: try SMSProviders.make(config.sms), .email: try EmailTransports.make(config.email)]
+        let path = config.databasePath
+        let worker = OutboxWorker(makeStore: { try SQLiteStore(path: path) }, senders: senders)
+        app.outboxNotifier = { [worker] in worker.wake() }
+        worker.start()
+        return worker
+    }
 
     static func resourcesDirectory(_ config: Config) throws -> String {
         if let d = config.templatesDir { return d }

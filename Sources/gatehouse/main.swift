@@ -55,11 +55,13 @@ struct Serve: ParsableCommand {
         }
         Signals.blockTermination()
         let runtime = try Runtime(config: config)
+        let outbox = try runtime.startOutbox()
         let server = try startServer(runtime)
         let sig = Signals.wait()
         Log.info("signal \(sig): stopping; finishing in-flight requests")
         server.stop()
         server.wait()
+        outbox.stop()
         Log.info("stopped")
     }
 }

@@ -1,0 +1,44 @@
+/// Rate limits over fixed windows in the store. Flows call `hit` before doing work; over the
+/// limit → `TOO_MANY_ATTEMPTS_TRY_LATER` (or the error the flow passes).
+public struct Limits {
+    public let store: LimitStore
+    public let clock: Clock
+
+    public init(store: LimitStore, clock: Clock) {
+        self.store = store
+        self.clock = clock
+    }
+
+    /// One named limit: `max` events per `windowSeconds` for `key`.
+    public struct Rule: Sendable {
+        public let name: String
+        public let max: Int
+        public let windowSeconds: Int64
+        public init(_ name: String, max: Int, per windowSeconds: Int64) {
+            self.name = name; self.max = max; self.windowSeconds = windowSeconds
+        }
+    }
+
+    func window(_ rule: Rule) -> Millis {
+        let w = rule.windowSeconds * 1000
+        return clock.now() / w * w
+    }
+
+    /// Counts one event; throws `error` if that takes the counter past `rule.max`.
+    public func hit(_ rule: Rule, key: String, amount: Int = 1, error: AuthError = AuthError(.tooManyAttempts)) throws {
+        let start = window(rule)
+        let n = try store.incrementCounter(bucket: rule.name + ":" + key, windowStart: start, amount: amount,
+                                           expiresAt: start + rule.windowSeconds * 1000)
+        if n > rule.max { throw error }
+    }
+
+    /// Whether another event would still fit (does not count).
+    public func allows(_ rule: Rule, key: String) throws -> Bool {
+        try store.counter(bucket: rule.name + ":" + key, windowStart: window(rule)) < rule.max
+    }
+
+    /// Events counted so far in the current window.
+    public func count(_ rule: Rule, key: String) throws -> Int {
+        try store.counter(bucket: rule.name + ":" + key, windowStart: window(rule))
+    }
+}

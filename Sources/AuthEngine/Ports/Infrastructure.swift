@@ -1,0 +1,96 @@
+/// Durable counters behind every limit an attacker can drive (fixed windows, in the store so
+/// they survive restarts and are shared by every instance).
+public protocol LimitStore: Transactional {
+    /// Adds `amount` to the counter of `bucket` for the window starting at `windowStart`
+    /// (kept until `expiresAt`) and returns the new total.
+    func incrementCounter(bucket: String, windowStart: Millis, amount: Int, expiresAt: Millis) throws -> Int
+    /// The current total without changing it.
+    func counter(bucket: String, windowStart: Millis) throws -> Int
+    /// Deletes counters whose windows have passed.
+    func purgeCounters(before: Millis) throws
+}
+
+/// A message waiting for, or done with, delivery.
+public struct OutboxMessage: Sendable, Equatable {
+    public enum Channel: String, Sendable { case sms, email }
+    public enum Status: String, Sendable { case pending, sending, sent, dead }
+
+    public var id: Int64
+    public var projectID: String
+    public var channel: Channel
+    /// E.164 number or email address.
+    public var recipient: String
+    public var subject: String?
+    /// SMS text, or the plain-text part of an email.
+    public var body: String
+    public var htmlBody: String?
+    /// Extra JSON text for transports and dev listings (e.g. sessionInfo, oobLink in dev mode).
+    public var metadata: String
+    public var status: Status
+    public var attempts: Int
+    public var nextAttemptAt: Millis
+    public var lastError: String?
+    public var createdAt: Millis
+    public var sentAt: Millis?
+
+    public init(id: Int64 = 0, projectID: String, channel: Channel, recipient: String, subject: String? = nil, body: String,
+                htmlBody: String? = nil, metadata: String = "{}", status: Status = .pending, attempts: Int = 0,
+                nextAttemptAt: Millis, lastError: String? = nil, createdAt: Millis, sentAt: Millis? = nil) {
+        self.id = id; self.projectID = projectID; self.channel = channel; self.recipient = recipient; self.subject = subject
+        self.body = body; self.htmlBody = htmlBody; self.metadata = metadata; self.status = status; self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt; self.lastError = lastError; self.createdAt = createdAt; self.sentAt = sentAt
+    }
+}
+
+/// The durable outbox: a flow commits a message in its own transaction; the delivery worker
+/// leases, sends and marks it. A lease that outlives a crash expires and the message is retried.
+public protocol OutboxStore: Transactional {
+    /// Stores a pending message; returns its id.
+    func enqueue(_ message: OutboxMessage) throws -> Int64
+    /// Atomically leases up to `limit` due messages (pending, or sending with an expired lease).
+    func leaseDue(now: Millis, leaseUntil: Millis, limit: Int) throws -> [OutboxMessage]
+    /// Marks sent and scrubs the body (codes and links must not linger at rest), unless `keepBody`.
+    func markSent(id: Int64, at: Millis, keepBody: Bool) throws
+    /// Records a failed attempt; `nextAttemptAt` nil means dead (no more retries).
+    func markFailed(id: Int64, error: String, nextAttemptAt: Millis?, at: Millis) throws
+    /// Messages of a project and channel, newest last (dev listings, tests).
+    func messages(project: String, channel: OutboxMessage.Channel, limit: Int) throws -> [OutboxMessage]
+}
+
+/// An audit event (sign-in, revocation, admin change).
+public struct AuditEvent: Sendable {
+    public var projectID: String
+    public var event: String
+    public var localID: String?
+    public var remoteAddress: String?
+    public var detail: String?
+    public init(projectID: String, event: String, localID: String? = nil, remoteAddress: String? = nil, detail: String? = nil) {
+        self.projectID = projectID; self.event = event; self.localID = localID; self.remoteAddress = remoteAddress; self.detail = detail
+    }
+}
+
+/// Append-only audit log.
+public protocol AuditStore {
+    func audit(_ event: AuditEvent, at: Millis) throws
+}
+
+/// Single-use app tokens minted by app verification (issue "App verification") and consumed by
+/// `sendVerificationCode`. Stored only as a hash.
+public struct AppTokenRecord: Sendable, Equatable {
+    public var tokenHash: [UInt8]
+    public var projectID: String
+    /// The API key it was minted for ("" when minted by a hosted page without one).
+    public var apiKey: String
+    /// The app it was minted for (bundle id / package, or "web" for hosted pages).
+    public var appID: String
+    public var expiresAt: Millis
+    public init(tokenHash: [UInt8], projectID: String, apiKey: String, appID: String, expiresAt: Millis) {
+        self.tokenHash = tokenHash; self.projectID = projectID; self.apiKey = apiKey; self.appID = appID; self.expiresAt = expiresAt
+    }
+}
+
+public protocol AppTokenStore: Transactional {
+    func insertAppToken(_ token: AppTokenRecord, at: Millis) throws
+    /// Deletes and returns the token if present and unexpired at `now` (single use, race-free).
+    func consumeAppToken(hash: [UInt8], now: Millis) throws -> AppTokenRecord?
+}

@@ -1,0 +1,2 @@
+/// Storage port of this feature (filled in by the feature's flow).
+public protocol PhoneStore: Transactional {}

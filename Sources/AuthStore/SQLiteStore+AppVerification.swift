@@ -1,0 +1,3 @@
+import AuthEngine
+
+extension SQLiteStore: AppVerificationStore {}

@@ -1,0 +1,113 @@
+import AuthEngine
+import JSONValue
+
+// MARK: - Limits
+
+extension SQLiteStore: LimitStore {
+    public func incrementCounter(bucket: String, windowStart: Millis, amount: Int, expiresAt: Millis) throws -> Int {
+        try db.transaction {
+            try db.run("""
+                INSERT INTO limit_counters (bucket, window_start, count, expires_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (bucket, window_start) DO UPDATE SET count = count + excluded.count
+                """, [bucket, windowStart, amount, expiresAt])
+            return Int(try db.first("SELECT count FROM limit_counters WHERE bucket = ? AND window_start = ?", [bucket, windowStart]) { $0.int(0) } ?? 0)
+        }
+    }
+
+    public func counter(bucket: String, windowStart: Millis) throws -> Int {
+        Int(try db.first("SELECT count FROM limit_counters WHERE bucket = ? AND window_start = ?", [bucket, windowStart]) { $0.int(0) } ?? 0)
+    }
+
+    public func purgeCounters(before: Millis) throws {
+        try db.run("DELETE FROM limit_counters WHERE expires_at < ?", [before])
+    }
+}
+
+// MARK: - Outbox
+
+extension SQLiteStore: OutboxStore {
+    static let outboxColumns = "id, project_id, channel, recipient, subject, body, html_body, metadata, status, attempts, next_attempt_at, last_error, created_at, sent_at"
+
+    static func outbox(_ r: Row) -> OutboxMessage {
+        OutboxMessage(id: r.int(0), projectID: r.text(1), channel: OutboxMessage.Channel(rawValue: r.text(2)) ?? .sms, recipient: r.text(3),
+                      subject: r.textOrNil(4), body: r.text(5), htmlBody: r.textOrNil(6), metadata: r.text(7),
+                      status: OutboxMessage.Status(rawValue: r.text(8)) ?? .pending, attempts: Int(r.int(9)), nextAttemptAt: r.int(10),
+                      lastError: r.textOrNil(11), createdAt: r.int(12), sentAt: r.intOrNil(13))
+    }
+
+    public func enqueue(_ m: OutboxMessage) throws -> Int64 {
+        try db.run("""
+            INSERT INTO outbox (project_id, channel, recipient, subject, body, html_body, metadata, status, attempts, next_attempt_at, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
+            """, [m.projectID, m.channel.rawValue, m.recipient, m.subject, m.body, m.htmlBody, m.metadata, m.nextAttemptAt, m.createdAt])
+        return db.lastInsertRowID
+    }
+
+    public func leaseDue(now: Millis, leaseUntil: Millis, limit: Int) throws -> [OutboxMessage] {
+        try db.transaction {
+            let due = try db.rows("""
+                SELECT \(SQLiteStore.outboxColumns) FROM outbox
+                WHERE (status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?)
+                ORDER BY next_attempt_at, id LIMIT ?
+                """, [now, now, limit], SQLiteStore.outbox)
+            for m in due {
+                try db.run("UPDATE outbox SET status = 'sending', lease_until = ? WHERE id = ?", [leaseUntil, m.id])
+            }
+            return due
+        }
+    }
+
+    public func markSent(id: Int64, at: Millis, keepBody: Bool) throws {
+        if keepBody {
+            try db.run("UPDATE outbox SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL WHERE id = ?", [at, id])
+        } else {
+            try db.run("""
+                UPDATE outbox SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL,
+                body = '', html_body = NULL, subject = NULL, metadata = '{}' WHERE id = ?
+                """, [at, id])
+        }
+    }
+
+    public func markFailed(id: Int64, error: String, nextAttemptAt: Millis?, at: Millis) throws {
+        if let next = nextAttemptAt {
+            try db.run("UPDATE outbox SET status = 'pending', attempts = attempts + 1, next_attempt_at = ?, lease_until = NULL, last_error = ? WHERE id = ?",
+                       [next, String(error.prefix(500)), id])
+        } else {
+            try db.run("""
+                UPDATE outbox SET status = 'dead', attempts = attempts + 1, lease_until = NULL, last_error = ?,
+                body = '', html_body = NULL, metadata = '{}' WHERE id = ?
+                """, [String(error.prefix(500)), id])
+        }
+    }
+
+    public func messages(project: String, channel: OutboxMessage.Channel, limit: Int) throws -> [OutboxMessage] {
+        try db.rows("SELECT \(SQLiteStore.outboxColumns) FROM outbox WHERE project_id = ? AND channel = ? ORDER BY id DESC LIMIT ?",
+                    [project, channel.rawValue, limit], SQLiteStore.outbox).reversed()
+    }
+}
+
+// MARK: - Audit log and app tokens
+
+extension SQLiteStore: AuditStore, AppTokenStore {
+    public func audit(_ e: AuditEvent, at: Millis) throws {
+        try db.run("INSERT INTO audit_log (at, project_id, event, local_id, remote_address, detail) VALUES (?, ?, ?, ?, ?, ?)",
+                   [at, e.projectID, e.event, e.localID, e.remoteAddress, e.detail])
+    }
+
+    public func insertAppToken(_ t: AppTokenRecord, at: Millis) throws {
+        try db.run("INSERT INTO app_tokens (token_hash, project_id, api_key, app_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   [t.tokenHash, t.projectID, t.apiKey, t.appID, at, t.expiresAt])
+    }
+
+    public func consumeAppToken(hash: [UInt8], now: Millis) throws -> AppTokenRecord? {
+        try db.transaction {
+            let rec = try db.first("SELECT token_hash, project_id, api_key, app_id, expires_at FROM app_tokens WHERE token_hash = ?", [hash]) {
+                AppTokenRecord(tokenHash: $0.blob(0), projectID: $0.text(1), apiKey: $0.text(2), appID: $0.text(3), expiresAt: $0.int(4))
+            }
+            guard let rec else { return nil }
+            guard try db.run("DELETE FROM app_tokens WHERE token_hash = ?", [hash]) == 1 else { return nil }
+            try db.run("DELETE FROM app_tokens WHERE expires_at <= ?", [now])
+            return rec.expiresAt > now ? rec : nil
+        }
+    }
+}

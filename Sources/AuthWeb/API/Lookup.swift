@@ -1,0 +1,26 @@
+import AuthEngine
+import HTTP
+
+/// `accounts:lookup` (legacy `getAccountInfo`), firebase-wire.md §2.6. Unprivileged callers pass
+/// `idToken` and get exactly one user; admins look up by `localId[]`, `email[]`, `phoneNumber[]`.
+/// `users` is omitted entirely when nothing matched.
+enum LookupAPI {
+    static func lookup(_ ctx: inout Context) throws -> Response {
+        var found: [Account] = []
+        if ctx.isAdmin, ctx.string("idToken") == nil {
+            for id in ctx.stringArray("localId") { if let a = try ctx.store.account(project: ctx.project.id, localID: id) { found.append(a) } }
+            for e in ctx.stringArray("email") { if let a = try ctx.store.account(project: ctx.project.id, email: e.lowercased()) { found.append(a) } }
+            for p in ctx.stringArray("phoneNumber") {
+                let e164 = (try? PhoneNumber(parsing: p).e164) ?? p
+                if let a = try ctx.store.account(project: ctx.project.id, phoneNumber: e164) { found.append(a) }
+            }
+        } else {
+            let (account, _) = try ctx.accounts.account(forIDToken: ctx.string("idToken"), project: ctx.project.id)
+            found = [account]
+        }
+        var seen = Set<String>()
+        found = found.filter { seen.insert($0.localID).inserted }
+        return .json(.obj(("kind", "identitytoolkit#GetAccountInfoResponse"),
+                          ("users", found.isEmpty ? nil : JSON.array(found.map { UserInfoJSON.encode($0, privileged: ctx.isAdmin) }))))
+    }
+}

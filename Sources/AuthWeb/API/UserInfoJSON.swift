@@ -1,0 +1,57 @@
+import AuthEngine
+import HTTP
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Identity Toolkit `UserInfo` (firebase-wire.md §2.6): the shape `accounts:lookup` and
+/// `accounts:batchGet` return. Timestamps as the clients expect: ms strings, RFC 3339, s string.
+enum UserInfoJSON {
+    static func encode(_ a: Account, privileged: Bool) -> JSON {
+        var pairs: [(String, JSONConvertible?)] = [
+            ("localId", a.localID),
+            ("email", a.email),
+            ("emailVerified", a.email == nil ? nil : a.emailVerified),
+            ("displayName", a.displayName),
+            ("photoUrl", a.photoURL),
+            ("phoneNumber", a.phoneNumber),
+            ("disabled", a.disabled),
+            ("createdAt", String(a.createdAt)),
+            ("lastLoginAt", a.lastLoginAt.map(String.init)),
+            ("lastRefreshAt", a.lastRefreshAt.map(rfc3339)),
+            ("validSince", String(a.validSince)),
+            ("emailLinkSignin", a.emailLinkSignin ? true : nil),
+            ("providerUserInfo", JSON.array(a.providers.map(provider))),
+            ("customAttributes", a.customAttributes),
+        ]
+        // Only an account that really has a password reports one (iOS treats any value as a password credential).
+        if a.passwordHash != nil { pairs.append(("passwordHash", privileged ? a.passwordHash : "UkVEQUNURUQ=")) }
+        return .obj(pairs)
+    }
+
+    static func provider(_ p: ProviderInfo) -> JSON {
+        .obj(("providerId", p.providerID), ("rawId", p.rawID), ("federatedId", p.providerID == "password" ? p.rawID : nil),
+             ("email", p.email), ("phoneNumber", p.phoneNumber), ("displayName", p.displayName), ("photoUrl", p.photoURL))
+    }
+
+    /// `2026-11-22T01:59:44.123Z`
+    static func rfc3339(_ ms: Millis) -> String {
+        var t = time_t(ms / 1000)
+        var tm = tm()
+        gmtime_r(&t, &tm)
+        func pad(_ v: Int32, _ n: Int) -> String { let s = String(v); return String(repeating: "0", count: max(0, n - s.count)) + s }
+        return "\(pad(tm.tm_year + 1900, 4))-\(pad(tm.tm_mon + 1, 2))-\(pad(tm.tm_mday, 2))T\(pad(tm.tm_hour, 2)):\(pad(tm.tm_min, 2)):\(pad(tm.tm_sec, 2)).\(pad(Int32(ms % 1000), 3))Z"
+    }
+}
+
+/// The response fields of a successful sign-in (`idToken`, `refreshToken`, `expiresIn` string).
+extension IssuedTokens {
+    var wirePairs: [(String, JSONConvertible?)] {
+        [("idToken", idToken), ("refreshToken", refreshToken), ("expiresIn", String(expiresIn))]
+    }
+}
+
+extension Context {
+    var accounts: Accounts { Accounts(store: store, tokens: app.tokens) }
+    var signInTokens: SignInTokens { SignInTokens(tokens: app.tokens, store: store, random: app.random) }
+}

@@ -1,0 +1,43 @@
+import AuthCrypto
+import AuthEngine
+import HTTP
+
+/// CSRF protection for every form: a random per-browser cookie (`__Host-gh_csrf`, HttpOnly,
+/// SameSite=Strict) and, in each form, an HMAC of it bound to the form's purpose. POSTs must
+/// carry both; a cross-site POST has neither the cookie (SameSite) nor the token.
+enum CSRF {
+    static let cookieName = "__Host-gh_csrf"
+    static let fieldName = "csrf"
+
+    static func key(_ ctx: Context) throws -> [UInt8] {
+        if let k = try ctx.store.secret(named: "csrf") { return k }
+        return try ctx.store.insertSecretIfAbsent(named: "csrf", value: ctx.app.random.bytes(32), at: ctx.now)
+    }
+
+    static func tokenFor(cookie: String, purpose: String, key: [UInt8]) -> String {
+        Base64URL.encode(Digest.hmacSHA256(key: key, purpose + "|" + cookie))
+    }
+
+    /// The token to embed in a form for `purpose`; sets the cookie on `response` when missing.
+    static func token(_ ctx: Context, purpose: String, response: inout Response) throws -> String {
+        var cookie = ctx.request.cookies[cookieName] ?? ""
+        if cookie.count < 22 || Base64URL.decode(cookie) == nil {
+            cookie = ctx.app.random.token(bytes: 24)
+            response.addCookie(Cookie(name: cookieName, value: cookie, sameSite: .strict))
+        }
+        return tokenFor(cookie: cookie, purpose: purpose, key: try key(ctx))
+    }
+
+    /// Checks the form's token for `purpose` (and the Origin header when sent).
+    static func verify(_ ctx: Context, purpose: String, token: String?) throws {
+        if let origin = ctx.request.header("origin"), origin != "null", origin != ctx.origin, origin != ctx.request.origin {
+            throw AuthError(.permissionDenied, "cross-origin form post")
+        }
+        guard let cookie = ctx.request.cookies[cookieName], let token, !token.isEmpty else {
+            throw AuthError(.permissionDenied, "missing CSRF token")
+        }
+        guard Digest.constantTimeEqual(tokenFor(cookie: cookie, purpose: purpose, key: try key(ctx)), token) else {
+            throw AuthError(.permissionDenied, "invalid CSRF token")
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import CCurl
+import Foundation
+
+/// A libcurl failure with curl's own message.
+public struct CurlError: Error, CustomStringConvertible {
+    public let code: Int
+    public let message: String
+    public var description: String { "curl error \(code): \(message)" }
+}
+
+/// One libcurl easy handle, owned and freed here. Used for the HTTP SMS providers, external
+/// verifiers and SMTP. Not shared between threads.
+public final class Curl {
+    static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+
+    let handle: UnsafeMutableRawPointer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var recipientList: UnsafeMutablePointer<curl_slist>?
+    private var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE))
+    private var upload: (data: [UInt8], offset: Int) = ([], 0)
+    private var received: [UInt8] = []
+
+    public init() throws {
+        _ = Curl.globalInit
+        guard let h = curl_easy_init() else { throw CurlError(code: -1, message: "curl_easy_init failed") }
+        handle = h
+        try check(errorBuffer.withUnsafeMutableBufferPointer { gh_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, $0.baseAddress) })
+        try set(CURLOPT_NOSIGNAL, 1)
+        try set(CURLOPT_PROTOCOLS_STR, "http,https,smtp,smtps")
+    }
+
+    deinit {
+        if let headerList { curl_slist_free_all(headerList) }
+        if let recipientList { curl_slist_free_all(recipientList) }
+        curl_easy_cleanup(handle)
+    }
+
+    func check(_ rc: CURLcode) throws {
+        guard rc == CURLE_OK else {
+            let detail = String(cString: errorBuffer)
+            throw CurlError(code: Int(rc.rawValue), message: detail.isEmpty ? String(cString: curl_easy_strerror(rc)) : detail)
+        }
+    }
+
+    public func set(_ option: CURLoption, _ value: Int) throws { try check(gh_curl_setopt_long(handle, option, value)) }
+    public func set(_ option: CURLoption, _ value: String) throws { try check(gh_curl_setopt_str(handle, option, value)) }
+
+    /// A response from `perform`.
+    public struct Response {
+        public let status: Int
+        public let body: [UInt8]
+        public var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    /// Sends an HTTP request and returns status and body. `timeout` in seconds.
+    public func http(method: String, url: String, headers: [String] = [], body: [UInt8]? = nil, timeout: Int = 10) throws -> Response {
+        try set(CURLOPT_URL, url)
+        try set(CURLOPT_TIMEOUT, timeout)
+        try set(CURLOPT_CONNECTTIMEOUT, min(timeout, 5))
+        try set(CURLOPT_FOLLOWLOCATION, 0)
+        try set(CURLOPT_CUSTOMREQUEST, method)
+        if let body {
+            upload = (body, 0)
+            try set(CURLOPT_POST, 1)
+            try check(body.withUnsafeBufferPointer { gh_curl_setopt_ptr(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress ?? UnsafePointer(bitPattern: 1)!)) })
+            try set(CURLOPT_POSTFIELDSIZE, body.count)
+        }
+        try setHeaders(headers)
+        return try perform()
+    }
+
+    /// Sends one message over SMTP (`smtp://` with STARTTLS when `requireTLS`, or `smtps://`).
+    public func smtp(url: String, from: String, to: [String], message: [UInt8], username: String?, password: String?,
+                     requireTLS: Bool, timeout: Int = 20) throws {
+        try set(CURLOPT_URL, url)
+        try set(CURLOPT_TIMEOUT, timeout)
+        try set(CURLOPT_MAIL_FROM, "<\(from)>")
+        if let recipientList { curl_slist_free_all(recipientList) }
+        recipientList = nil
+        for r in to { recipientList = curl_slist_append(recipientList, "<\(r)>") }
+        try check(gh_curl_setopt_ptr(handle, CURLOPT_MAIL_RCPT, recipientList.map { UnsafeMutableRawPointer($0) }))
+        if let username { try set(CURLOPT_USERNAME, username) }
+        if let password { try set(CURLOPT_PASSWORD, password) }
+        try set(CURLOPT_USE_SSL, requireTLS ? Int(CURLUSESSL_ALL.rawValue) : Int(CURLUSESSL_NONE.rawValue))
+        try set(CURLOPT_UPLOAD, 1)
+        upload = (message, 0)
+        try set(CURLOPT_INFILESIZE, message.count)
+        _ = try perform()
+    }
+
+    func setHeaders(_ headers: [String]) throws {
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+        for h in headers { headerList = curl_slist_append(headerList, h) }
+        try check(gh_curl_setopt_ptr(handle, CURLOPT_HTTPHEADER, headerList.map { UnsafeMutableRawPointer($0) }))
+    }
+
+    func perform() throws -> Response {
+        received = []
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        try check(gh_curl_setopt_ptr(handle, CURLOPT_WRITEDATA, me))
+        try check(gh_curl_setopt_fn(handle, CURLOPT_WRITEFUNCTION) { ptr, size, n, ctx in
+            let me = Unmanaged<Curl>.fromOpaque(ctx!).takeUnretainedValue()
+            let count = size * n
+            guard me.received.count + count <= 1 << 20 else { return 0 }
+            if let ptr { me.received.append(contentsOf: UnsafeRawBufferPointer(start: ptr, count: count)) }
+            return count
+        })
+        try check(gh_curl_setopt_ptr(handle, CURLOPT_READDATA, me))
+        try check(gh_curl_setopt_fn(handle, CURLOPT_READFUNCTION) { ptr, size, n, ctx in
+            let me = Unmanaged<Curl>.fromOpaque(ctx!).takeUnretainedValue()
+            let room = size * n
+            let left = me.upload.data.count - me.upload.offset
+            let count = min(room, left)
+            guard count > 0, let ptr else { return 0 }
+            me.upload.data.withUnsafeBytes { src in
+                UnsafeMutableRawPointer(ptr).copyMemory(from: src.baseAddress!.advanced(by: me.upload.offset), byteCount: count)
+            }
+            me.upload.offset += count
+            return count
+        })
+        try check(curl_easy_perform(handle))
+        var status = 0
+        try check(gh_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status))
+        return Response(status: status, body: received)
+    }
+}
