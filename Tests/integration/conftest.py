@@ -1,0 +1,193 @@
+"""Shared fixtures: the real responder behind the real nginx on loopback, started per test module.
+
+Each `gatehouse` fixture runs `gatehouse dev --port <free port> --data <tmp dir>` (optionally
+with a config file), waits for its `ready` line, and stops it with SIGTERM at the end.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+OUTPUT = Path(os.environ.get("GATEHOUSE_TEST_OUTPUT", ROOT / "test-output"))
+DEFAULT_API_KEY = "test-api-key"
+
+
+def binary() -> Path:
+    """The gatehouse binary built by `make build` (debug) unless GATEHOUSE_BIN says otherwise."""
+    env = os.environ.get("GATEHOUSE_BIN")
+    if env:
+        return Path(env)
+    out = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, capture_output=True, text=True, check=True)
+    return Path(out.stdout.strip()) / "gatehouse"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Gatehouse:
+    """A running `gatehouse dev` (nginx + responder) on 127.0.0.1:<port>."""
+
+    def __init__(self, data: Path, config: dict | None = None, env: dict | None = None):
+        self.data = data
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.config_path = None
+        self.env = dict(os.environ, **(env or {}))
+        if config is not None:
+            self.config_path = data / "gatehouse.json"
+            self.config_path.write_text(json.dumps(config, indent=2))
+        self.proc = None
+        self.log_path = data / "gatehouse.log"
+
+    def command(self):
+        cmd = [str(binary()), "dev", "--port", str(self.port), "--data", str(self.data)]
+        if self.config_path:
+            cmd += ["--config", str(self.config_path)]
+        return cmd
+
+    def start(self, timeout: float = 30.0):
+        self.data.mkdir(parents=True, exist_ok=True)
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=self.log, env=self.env)
+        deadline = time.time() + timeout
+        line = b""
+        while time.time() < deadline:
+            line = self.proc.stdout.readline()
+            if line.startswith(b"ready "):
+                return self
+            if not line and self.proc.poll() is not None:
+                break
+        raise RuntimeError(f"gatehouse did not start (got {line!r}); log:\n{self.log_path.read_text()[-3000:]}")
+
+    def stop(self, sig=signal.SIGTERM, timeout: float = 15.0) -> int:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if getattr(self, "log", None):
+            self.log.close()
+        return self.proc.returncode if self.proc else 0
+
+    def kill(self):
+        """SIGKILL the whole dev process group member (responder); nginx is left to the caller."""
+        self.proc.kill()
+        self.proc.wait()
+        pid_file = self.data / "nginx" / "nginx.pid"
+        if pid_file.exists():
+            try:
+                os.kill(int(pid_file.read_text().strip()), signal.SIGQUIT)
+            except (ProcessLookupError, ValueError):
+                pass
+            time.sleep(0.5)
+
+    # --- HTTP helpers -------------------------------------------------------------------
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def get(self, path, **kw):
+        kw.setdefault("allow_redirects", False)
+        return requests.get(self.url(path), timeout=10, **kw)
+
+    def post(self, path, **kw):
+        kw.setdefault("allow_redirects", False)
+        return requests.post(self.url(path), timeout=10, **kw)
+
+    def api(self, name: str, body: dict, key: str = DEFAULT_API_KEY, version: str = "v1", **kw):
+        """POST /identitytoolkit.googleapis.com/v1/accounts:<name>?key=…"""
+        return self.post(f"/identitytoolkit.googleapis.com/{version}/accounts:{name}", params={"key": key}, json=body, **kw)
+
+    def admin(self, path: str, body: dict | None = None, method: str = "POST", project: str = "demo-gatehouse", **kw):
+        """Admin call with `Authorization: Bearer owner` under /v1/projects/<project>…"""
+        headers = kw.pop("headers", {})
+        headers.setdefault("Authorization", "Bearer owner")
+        url = f"/identitytoolkit.googleapis.com/v1/projects/{project}{path}"
+        if method == "GET":
+            return self.get(url, headers=headers, params=body, **kw)
+        return requests.request(method, self.url(url), json=body, headers=headers, timeout=10, allow_redirects=False, **kw)
+
+    def tool(self, *args, check=True) -> subprocess.CompletedProcess:
+        """Runs another gatehouse command on the same data folder and config."""
+        cmd = [str(binary()), *args, "--data", str(self.data)]
+        if self.config_path:
+            cmd += ["--config", str(self.config_path)]
+        return subprocess.run(cmd, capture_output=True, text=True, check=check, env=self.env)
+
+
+@pytest.fixture(scope="module")
+def gatehouse(tmp_path_factory):
+    """A dev-mode Gatehouse (embedded default config) for the whole test module."""
+    g = Gatehouse(tmp_path_factory.mktemp("gh")).start()
+    yield g
+    g.stop()
+
+
+@pytest.fixture
+def make_gatehouse(tmp_path_factory):
+    """Factory for Gatehouse instances with a custom config/env; all stopped at test end."""
+    started = []
+
+    def make(config=None, env=None, start=True):
+        g = Gatehouse(tmp_path_factory.mktemp("gh"), config=config, env=env)
+        started.append(g)
+        return g.start() if start else g
+
+    yield make
+    for g in started:
+        g.stop()
+
+
+@pytest.fixture
+def output_dir(request) -> Path:
+    """Per-test folder for screenshots and artefacts: test-output/<module>/<test>/."""
+    d = OUTPUT / request.node.module.__name__ / request.node.name
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def chromium_driver(width=420, height=900):
+    """Headless Chromium through Debian's chromedriver (selenium)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", f"--window-size={width},{height}"]:
+        opts.add_argument(a)
+    for b in ["/usr/bin/chromium", "/usr/bin/chromium-browser"]:
+        if os.path.exists(b):
+            opts.binary_location = b
+    service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    return webdriver.Chrome(options=opts, service=service)
+
+
+@pytest.fixture
+def browser():
+    d = chromium_driver()
+    yield d
+    d.quit()
+
+
+def assert_envelope(resp, status: int, message_prefix: str):
+    """Checks a Firebase error envelope (firebase-wire.md §1.5)."""
+    assert resp.status_code == status, resp.text
+    body = resp.json()
+    err = body["error"]
+    assert err["code"] == status
+    assert err["message"].startswith(message_prefix), err["message"]
+    assert err["errors"][0]["message"] == err["message"] or status == 401
+    assert err["errors"][0]["domain"] == "global"
+    return err
