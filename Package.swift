@@ -53,6 +53,7 @@ let package = Package(
         .testTarget(name: "AuthCryptoTests", dependencies: ["AuthCrypto"], swiftSettings: swift5),
         .testTarget(name: "AuthEngineTests", dependencies: ["AuthEngine", "AuthCrypto", "AuthStore"], swiftSettings: swift5),
         .testTarget(name: "AuthStoreTests", dependencies: ["AuthStore", "AuthEngine"], swiftSettings: swift5),
+        .testTarget(name: "GatehouseTests", dependencies: ["gatehouse", "AuthEngine"], swiftSettings: swift5),
         .testTarget(name: "AuthWebTests", dependencies: ["AuthWeb", "HTTP", "AuthEngine"], swiftSettings: swift5),
     ],
     cxxLanguageStandard: .cxx17

@@ -1,4 +1,7 @@
 import COpenSSL
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Owns one OpenSSL `EVP_PKEY`; frees it in `deinit`. Safe to share across threads once built.
 final class PKeyHandle: @unchecked Sendable {
@@ -164,12 +167,16 @@ private func fromData(selection: Int32, _ params: [(String, [UInt8])]) throws(Cr
     defer { OSSL_PARAM_BLD_free(bld) }
     var bns: [OpaquePointer] = []
     defer { bns.forEach { BN_free($0) } }
-    for (name, bytes) in params {
+    // The builder keeps the key-name pointers until OSSL_PARAM_BLD_to_param: they must outlive it.
+    let names = params.map { strdup($0.0)! }
+    defer { names.forEach { free($0) } }
+    for (i, (_, bytes)) in params.enumerated() {
+        let name = names[i]
         guard let bn = bytes.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), nil) }) else {
             throw CryptoError.fromOpenSSL("BN_bin2bn")
         }
         bns.append(bn)
-        try check(OSSL_PARAM_BLD_push_BN(bld, name, bn), "OSSL_PARAM_BLD_push_BN(\(name))")
+        try check(OSSL_PARAM_BLD_push_BN(bld, name, bn), "OSSL_PARAM_BLD_push_BN(\(params[i].0))")
     }
     guard let osslParams = OSSL_PARAM_BLD_to_param(bld) else { throw CryptoError.fromOpenSSL("OSSL_PARAM_BLD_to_param") }
     defer { OSSL_PARAM_free(osslParams) }

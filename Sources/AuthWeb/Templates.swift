@@ -125,7 +125,12 @@ public final class Templates: @unchecked Sendable {
 
     /// The folder of templates shipped inside the build (`Resources/`).
     public static var bundledDirectory: String? {
-        Bundle.module.resourceURL.map { $0.appendingPathComponent("Resources").path }
+        guard let base = Bundle.module.resourceURL else { return nil }
+        for candidate in [base, base.appendingPathComponent("Resources")]
+        where FileManager.default.fileExists(atPath: candidate.appendingPathComponent("templates").path) {
+            return candidate.path
+        }
+        return nil
     }
 
     /// Renders `name` with the locale's strings as `t`, plus `lang` and `values`.

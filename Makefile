@@ -1,0 +1,28 @@
+# Gatehouse — two commands on a fresh Debian machine:
+#   make dev    build and run Gatehouse behind nginx on http://127.0.0.1:8080 (dev mode)
+#   make test   run the whole test suite
+PORT ?= 8080
+DATA ?= .gatehouse
+
+.PHONY: dev test build release deps bench clean
+
+dev: build
+	@scripts/install-deps.sh run
+	"$$(swift build --show-bin-path)/gatehouse" dev --port $(PORT) --data $(DATA)
+
+test:
+	@scripts/test.sh
+
+build:
+	@scripts/install-deps.sh run
+	swift build
+
+release:
+	@scripts/install-deps.sh run
+	swift build -c release
+
+bench:
+	bench/run
+
+clean:
+	rm -rf .build test-output

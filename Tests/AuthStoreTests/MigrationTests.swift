@@ -1,0 +1,89 @@
+import AuthEngine
+import AuthStore
+import Foundation
+import Testing
+
+@Suite("SQLite store")
+struct MigrationTests {
+    func tempPath() -> String {
+        NSTemporaryDirectory() + "gatehouse-test-\(UInt64.random(in: 0...UInt64.max)).db"
+    }
+
+    @Test("migrations apply once on a new file, are recorded, and reopening does not re-run them")
+    func migrate() throws {
+        let path = tempPath()
+        defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+        let v1 = try SQLiteStore(path: path).probe()
+        #expect(v1 == Migrations.all.map(\.version).max())
+        let again = try SQLiteStore(path: path)
+        #expect(try again.probe() == v1)
+        let count = try again.db.first("SELECT COUNT(*) FROM schema_migrations") { $0.int(0) }
+        #expect(count == Int64(Migrations.all.count))
+        let mode = try again.db.first("PRAGMA journal_mode") { $0.text(0) }
+        #expect(mode == "wal")
+    }
+
+    @Test("migration versions are unique and increasing")
+    func ordering() {
+        let versions = Migrations.all.map(\.version)
+        #expect(versions == versions.sorted())
+        #expect(Set(versions).count == versions.count)
+    }
+
+    @Test("a failing transaction rolls back every write")
+    func rollback() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        struct Boom: Error {}
+        #expect(throws: Boom.self) {
+            try store.transaction {
+                try store.insertAccount(Account(projectID: "p", localID: "u1", createdAt: 1))
+                throw Boom()
+            }
+        }
+        #expect(try store.account(project: "p", localID: "u1") == nil)
+    }
+
+    @Test("email and phone are unique per project and map to the wire errors")
+    func uniqueness() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        var a = Account(projectID: "p", localID: "u1", createdAt: 1)
+        a.email = "a@example.com"
+        a.phoneNumber = "+16505550100"
+        a.providers = [ProviderInfo(providerID: "phone", rawID: "+16505550100", phoneNumber: "+16505550100")]
+        try store.insertAccount(a)
+        var b = Account(projectID: "p", localID: "u2", createdAt: 1)
+        b.email = "a@example.com"
+        #expect(throws: AuthError(.emailExists)) { try store.insertAccount(b) }
+        b.email = nil
+        b.phoneNumber = "+16505550100"
+        #expect(throws: AuthError(.phoneNumberExists)) { try store.insertAccount(b) }
+        #expect(throws: AuthError(.duplicateLocalID)) { try store.insertAccount(Account(projectID: "p", localID: "u1", createdAt: 2)) }
+        var other = b
+        other.projectID = "q"
+        try store.insertAccount(other)
+        #expect(try store.account(project: "p", email: "A@example.com")?.localID == "u1")
+        #expect(try store.account(project: "p", localID: "u1")?.providers == a.providers)
+    }
+
+    @Test("the outbox leases a message once, scrubs it when sent, and re-leases it after a lease expires")
+    func outbox() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        let id = try store.enqueue(OutboxMessage(projectID: "p", channel: .sms, recipient: "+1", body: "code 123456", nextAttemptAt: 0, createdAt: 0))
+        #expect(try store.leaseDue(now: 10, leaseUntil: 100, limit: 5).map(\.id) == [id])
+        #expect(try store.leaseDue(now: 20, leaseUntil: 120, limit: 5).isEmpty)
+        #expect(try store.leaseDue(now: 101, leaseUntil: 200, limit: 5).map(\.id) == [id])
+        try store.markSent(id: id, at: 150, keepBody: false)
+        let m = try store.messages(project: "p", channel: .sms, limit: 5)
+        #expect(m.first?.status == .sent && m.first?.body == "")
+    }
+
+    @Test("limit counters add up within a window and are separate across windows")
+    func counters() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        #expect(try store.incrementCounter(bucket: "b", windowStart: 0, amount: 1, expiresAt: 10) == 1)
+        #expect(try store.incrementCounter(bucket: "b", windowStart: 0, amount: 2, expiresAt: 10) == 3)
+        #expect(try store.incrementCounter(bucket: "b", windowStart: 10, amount: 1, expiresAt: 20) == 1)
+        try store.purgeCounters(before: 15)
+        #expect(try store.counter(bucket: "b", windowStart: 0) == 0)
+    }
+}

@@ -1,0 +1,70 @@
+import AuthEngine
+import Foundation
+@testable import gatehouse
+import Testing
+
+@Suite("Configuration")
+struct ConfigTests {
+    func write(_ json: String) throws -> String {
+        let path = NSTemporaryDirectory() + "gh-config-\(UInt64.random(in: 0...UInt64.max)).json"
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("with no file the embedded default is dev mode for demo-gatehouse with the demo iOS app")
+    func embeddedDefault() {
+        let (c, problems) = Config.load(path: nil, environment: [:])
+        #expect(problems.isEmpty)
+        #expect(c.mode == .dev)
+        #expect(c.projects.map(\.id) == ["demo-gatehouse"])
+        #expect(c.projects[0].iosApps.first?.schemes == ["app-1-123456789-ios-abcdef0123456789"])
+        #expect(c.projects[0].authorizedDomains == ["localhost", "127.0.0.1"])
+    }
+
+    @Test("every problem of a bad file is reported at once")
+    func everyProblem() throws {
+        let path = try write("""
+        {"mode": "production", "colour": "blue", "listen": {"workers": 0, "socket_mode": "999"},
+         "projects": [{"id": "bad id!", "test_phone_numbers": {"+16505550100": "12", "12": "123456"},
+                       "phone": {"code_lifetime_seconds": 5000}, "session": {"cookie_name": "plain"}}],
+         "sms": {"provider": "dev"}}
+        """)
+        let (_, problems) = Config.load(path: path, environment: [:])
+        let text = problems.joined(separator: "\n")
+        for needle in ["unknown key 'colour'", "listen.workers", "listen.socket_mode", "projects[0].id", "the code must be 6 digits",
+                       "not an E.164 number", "code_lifetime_seconds", "cookie_name", "admin_token", "public_origin",
+                       "\"dev\" is a dev-only setting", "api_keys"] {
+            #expect(text.contains(needle), "missing problem: \(needle)\n\(text)")
+        }
+    }
+
+    @Test("a valid production file passes and environment variables override it")
+    func production() throws {
+        let path = try write("""
+        {"mode": "production", "public_origin": "https://auth.example.com", "admin_token": "\(String(repeating: "k", count: 40))",
+         "listen": {"socket": "/run/gatehouse/gatehouse.sock"},
+         "projects": [{"id": "shop", "api_keys": ["AIzaKey"], "authorized_domains": ["shop.example.com"],
+                       "sms_regions": ["fr", "DE"], "test_phone_numbers": {"+16505550100": "123456"}}],
+         "sms": {"provider": "command", "command": "/usr/local/bin/send-sms"}, "email": {"transport": "sendmail"}}
+        """)
+        var (c, problems) = Config.load(path: path, environment: ["GATEHOUSE_WORKERS": "3", "GATEHOUSE_DATA_DIR": "/var/lib/gatehouse"])
+        problems.removeAll { $0.contains("sms.provider") || $0.contains("email.transport") } // transports are checked by their own tests
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(c.mode == .production && c.workers == 3 && c.dataDir == "/var/lib/gatehouse")
+        #expect(c.projects[0].phone.allowedRegions == ["FR", "DE"])
+        #expect(c.projects[0].testPhoneNumbers["+16505550100"] == "123456")
+        #expect(!c.projects[0].devMode)
+    }
+
+    @Test("malformed JSON is reported with its position")
+    func malformed() throws {
+        let (_, problems) = Config.load(path: try write("{\"mode\": }"), environment: [:])
+        #expect(problems.count == 1 && problems[0].contains("invalid JSON"))
+    }
+
+    @Test("a missing file is reported")
+    func missing() {
+        let (_, problems) = Config.load(path: "/nonexistent/gatehouse.json", environment: [:])
+        #expect(problems.first?.contains("cannot read") == true)
+    }
+}
