@@ -85,7 +85,7 @@ struct Dev: ParsableCommand {
             uwsgi_temp_path \(dir)/tmp/uwsgi;
             scgi_temp_path \(dir)/tmp/scgi;
             server_tokens off;
-            client_max_body_size 64k;
+            client_max_body_size 1m;
 
             upstream gatehouse {
                 server unix:\(socket);
