@@ -14,15 +14,35 @@ swift build 2>&1 | tail -n 3 || exit 1
 export GATEHOUSE_BIN="$(swift build --show-bin-path)/gatehouse"
 
 echo "== engine and unit tests (swift test)"
-swift test 2>&1 | tee "$out/swift-test.log" | grep -E "^(✘|􀢄)|error:|Test run with|Executed [0-9]+ tests" 
+swift test 2>&1 | tee "$out/swift-test.log" | grep -E "^(✘|􀢄)|error:|Test run with" 
 unit=${PIPESTATUS[0]}
 
 echo "== HTTP, browser and compatibility tests (pytest, real nginx)"
 python3 -m pytest -q -p no:cacheprovider Tests/integration --junitxml="$out/pytest.xml" 2>&1 | tee "$out/pytest.log" | tail -n 25
 integ=${PIPESTATUS[0]}
 
+# One closing line over both runners.
+read -r sp sf < <(python3 - "$out" <<'PY'
+import re, sys
+out = sys.argv[1]
+text = open(f"{out}/swift-test.log", errors="replace").read()
+m = re.findall(r"Test run with (\d+) tests? .*?(passed|failed)(?: after [\d.]+ seconds)?(?: with (\d+) issues?)?", text)
+passed = failed = 0
+for total, outcome, issues in m:
+    failed_here = len(set(re.findall(r'✘ Test "([^"]+)"[^\n]* failed', text))) if outcome == "failed" else 0
+    passed += int(total) - failed_here
+    failed += failed_here
+try:
+    tail = open(f"{out}/pytest.log", errors="replace").read().strip().splitlines()[-1]
+except (OSError, IndexError):
+    tail = ""
+pp = re.search(r"(\d+) passed", tail)
+pf = re.search(r"(\d+) (failed|error)", tail)
+print(passed + (int(pp.group(1)) if pp else 0), failed + (int(pf.group(1)) if pf else 0))
+PY
+)
+echo "swift test exit $unit, pytest exit $integ; logs and screenshots in $out"
+echo "tests: ${sp:-0} passed, ${sf:-0} failed"
 if [ "$unit" -ne 0 ] || [ "$integ" -ne 0 ]; then
-    echo "FAILED: swift test exit $unit, pytest exit $integ (logs in $out)"
     exit 1
 fi
-echo "all tests passed (logs and screenshots in $out)"
