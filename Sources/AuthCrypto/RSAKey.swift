@@ -49,12 +49,9 @@ public final class RSAPrivateKey: @unchecked Sendable {
 
     /// Loads a PKCS#8 or PKCS#1 PEM private key.
     public init(pem: String) throws(CryptoError) {
-        let bytes = Array(pem.utf8)
-        guard let bio = bytes.withUnsafeBufferPointer({ BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }) else {
-            throw CryptoError.fromOpenSSL("BIO_new_mem_buf")
+        guard let key = try withPEM(pem, { PEM_read_bio_PrivateKey($0, nil, nil, nil) }) else {
+            throw CryptoError.fromOpenSSL("PEM_read_bio_PrivateKey")
         }
-        defer { BIO_free(bio) }
-        guard let key = PEM_read_bio_PrivateKey(bio, nil, nil, nil) else { throw CryptoError.fromOpenSSL("PEM_read_bio_PrivateKey") }
         guard EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA else {
             EVP_PKEY_free(key)
             throw CryptoError(operation: "PEM_read_bio_PrivateKey", detail: "not an RSA key")
@@ -128,12 +125,9 @@ public final class RSAPublicKey: @unchecked Sendable {
 
     /// SubjectPublicKeyInfo PEM.
     public init(pem: String) throws(CryptoError) {
-        let bytes = Array(pem.utf8)
-        guard let bio = bytes.withUnsafeBufferPointer({ BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }) else {
-            throw CryptoError.fromOpenSSL("BIO_new_mem_buf")
+        guard let key = try withPEM(pem, { PEM_read_bio_PUBKEY($0, nil, nil, nil) }) else {
+            throw CryptoError.fromOpenSSL("PEM_read_bio_PUBKEY")
         }
-        defer { BIO_free(bio) }
-        guard let key = PEM_read_bio_PUBKEY(bio, nil, nil, nil) else { throw CryptoError.fromOpenSSL("PEM_read_bio_PUBKEY") }
         handle = PKeyHandle(key)
     }
 
@@ -159,6 +153,16 @@ public final class RSAPublicKey: @unchecked Sendable {
         if rc != 1 { ERR_clear_error() }
         return rc == 1
     }
+}
+
+/// Runs `read` over a read-only memory BIO holding `pem`.
+private func withPEM(_ pem: String, _ read: (OpaquePointer) -> OpaquePointer?) throws(CryptoError) -> OpaquePointer? {
+    let bytes = Array(pem.utf8)
+    guard let bio = bytes.withUnsafeBufferPointer({ BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }) else {
+        throw CryptoError.fromOpenSSL("BIO_new_mem_buf")
+    }
+    defer { BIO_free(bio) }
+    return read(bio)
 }
 
 /// Builds an EVP_PKEY from named big-number parameters (OpenSSL 3 `EVP_PKEY_fromdata`).

@@ -60,7 +60,8 @@ public struct Cookie: Equatable, Sendable {
 }
 
 extension StringProtocol {
-    var trimmingSpaces: String {
+    /// The text without leading and trailing spaces and tabs.
+    public var trimmingSpaces: String {
         var s = Substring(self)
         while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
         while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
