@@ -15,7 +15,8 @@ public struct ExternalVerdict: Sendable, Equatable {
 }
 
 /// Port to an external verifier's `siteverify` endpoint (implemented over HTTPS in Delivery).
-/// Throws on transport failures; a refusal is a verdict with `success == false`.
+/// Throws on transport failures; a refusal is a verdict with `success == false`. `siteKey` is
+/// passed only to verifiers that check it (hCaptcha).
 public protocol ExternalVerifying: Sendable {
     func siteverify(url: String, secret: String, response: String, remoteAddress: String?, siteKey: String?) throws -> ExternalVerdict
 }
@@ -50,7 +51,7 @@ extension AppVerification {
         let verdict: ExternalVerdict
         do {
             verdict = try verifier.siteverify(url: url, secret: secret, response: response, remoteAddress: remoteAddress,
-                                              siteKey: policy.siteKey)
+                                              siteKey: policy.provider == .hcaptcha ? policy.siteKey : nil)
         } catch {
             throw AuthError(.internalError, "siteverify at \(url) failed: \(error)")
         }
