@@ -52,7 +52,7 @@ enum VerifyAppPage {
     static func problemPage(_ ctx: Context, _ problem: String) -> Response {
         let strings = ctx.app.templates.locales.strings(for: ctx.locale)
         let message = strings["verify.error." + problem] ?? strings["error.generic"] ?? "Something went wrong."
-        return .html(ctx.app.templates.render("error", ctx: ctx, values: ["message": message, "status": "400"]), status: 400)
+        return .html(ctx.app.templates.render("pages/verify-error", ctx: ctx, values: ["message": message]), status: 400)
     }
 
     /// English detail for the API's `INVALID_ARGUMENT` when the handler parameters are refused.
