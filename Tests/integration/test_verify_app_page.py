@@ -177,3 +177,22 @@ def test_callback_page_never_echoes_the_token(gh):
     assert ok.status_code == 200 and "Verification finished" in ok.text and "SECRETSECRET" not in ok.text
     failed = gh.get("/__/auth/callback", params={"firebaseError": json.dumps({"code": "auth/x", "message": "m"}), "authType": "verifyApp"})
     assert failed.status_code == 200 and "Verification did not finish" in failed.text
+
+
+def test_gatehouse_pow_token_api_for_hosted_pages(gh, driver):
+    driver.get(gh.url(handler_path(API_KEY, event_id="TOKENAPIAA")))
+    wait_for(lambda: driver.find_element(By.ID, "verify-return").is_displayed())
+    driver.set_script_timeout(30)
+    result = driver.execute_async_script("""
+        var done = arguments[arguments.length - 1];
+        Promise.all([GatehousePow.token(), GatehousePow.token({apiKey: arguments[0], app: 'web'})])
+          .then(function (t) { done({tokens: t}); }, function (e) { done({error: e.message, code: e.code}); });
+    """, API_KEY)
+    assert "tokens" in result, result
+    assert all(TOKEN_RE.fullmatch(t) for t in result["tokens"]) and len(set(result["tokens"])) == 2
+    refused = driver.execute_async_script("""
+        var done = arguments[arguments.length - 1];
+        GatehousePow.token({apiKey: 'not-a-key'}).then(function (t) { done({token: t}); },
+                                                     function (e) { done({code: e.code, status: e.status}); });
+    """)
+    assert refused == {"code": "API key not valid. Please pass a valid API key.", "status": 400}
