@@ -5,6 +5,7 @@ import JSONValue
 /// `<scheme>://firebaseauth/link?deep_link_id=<encoded https://<host>/__/auth/callback?…>` or an
 /// Android `intent://firebase.auth/#Intent;scheme=recaptcha;package=…;end;` URL.
 public struct AppCallback: Sendable, Equatable {
+    /// How the page hands control back: a custom scheme (iOS, §4.4) or an Android intent (§4.5).
     public enum Destination: Sendable, Equatable {
         /// A custom URL scheme registered for the app (spelled as the SDK derives it).
         case scheme(String)

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from appverify_helpers import DEMO_APP_ID, DEMO_BUNDLE, DEMO_SCHEME, TOKEN_RE, FakeSiteverify, ios_parse, solve
+from appverify_helpers import DEMO_APP_ID, DEMO_BUNDLE, DEMO_SCHEME, TOKEN_RE, FakeSiteverify, handler_path, ios_parse, solve
 from conftest import assert_envelope, binary
 
 
@@ -164,3 +164,17 @@ def test_configuration_problems_are_reported(tmp_path):
                    "app_verification.site_key: required", "app_verification.secret: required",
                    "app_verification.verify_url: expected an https:// URL", "app_verification.enforcement: only meaningful"]:
         assert needle in out.stdout, out.stdout
+
+
+def test_verification_page_allows_only_the_configured_widget(make_gatehouse):
+    g = make_gatehouse(project(provider="turnstile", site_key="0xSITE", secret="s"))
+    r = g.get(handler_path("good-key"))
+    assert r.status_code == 200, r.text
+    csp = r.headers["Content-Security-Policy"]
+    assert "script-src 'self' https://challenges.cloudflare.com;" in csp
+    assert "frame-src https://challenges.cloudflare.com;" in csp
+    assert "google.com" not in csp and "hcaptcha" not in csp and "unsafe-inline" not in csp
+    assert 'data-provider="turnstile"' in r.text and 'data-site-key="0xSITE"' in r.text and 'id="verify-widget"' in r.text
+    # The proof-of-work page keeps the strict default policy and has no widget slot.
+    pow_page = make_gatehouse(project()).get(handler_path("good-key"))
+    assert "cloudflare" not in pow_page.headers["Content-Security-Policy"] and 'id="verify-widget"' not in pow_page.text
