@@ -45,6 +45,8 @@ public final class WebApp: @unchecked Sendable {
     let routes: Router<Route>
     /// Called after a flow commits an outbox message (wakes the delivery worker).
     public var outboxNotifier: @Sendable () -> Void = {}
+    /// Transport to external app verifiers' `siteverify` (set at start-up; fails closed if unset).
+    public var externalVerifier: ExternalVerifying = UnavailableExternalVerifier()
 
     public init(settings: WebSettings, clock: Clock = SystemClock(), random: RandomSource = SystemRandom(), templates: Templates) {
         self.settings = settings

@@ -137,7 +137,8 @@ struct Config {
     // MARK: - Projects
 
     static let knownProjectKeys: Set<String> = ["id", "api_keys", "authorized_domains", "ios_apps", "android_apps", "test_phone_numbers",
-                                                "sms_regions", "default_locale", "sms_origin_domain", "phone", "email_link", "session", "$comment"]
+                                                "sms_regions", "default_locale", "sms_origin_domain", "phone", "email_link", "session", "$comment",
+                                                "app_verification"]
 
     static func project(_ j: JSON, index: Int, dev: Bool, problems: inout [String]) -> ProjectSettings {
         let pfx = "projects[\(index)]."
@@ -215,6 +216,7 @@ struct Config {
             c.int(em, "sends_per_ip_per_hour", 1...10000, &problems, prefix: q).map { p.emailLink.sendsPerIPPerHour = $0 }
             if let b = em["enabled"]?.boolValue { p.emailLink.enabled = b }
         }
+        if let av = j["app_verification"] { p.appVerification = appVerification(av, prefix: pfx, dev: dev, problems: &problems) }
         if let s = j["session"] {
             let q = pfx + "session."
             if let name = c.str(s, "cookie_name", &problems, prefix: q) { p.session.cookieName = name }

@@ -20,6 +20,7 @@ struct Runtime {
         let settings = WebSettings(projects: config.projects, devMode: config.mode == .dev, publicOrigin: config.publicOrigin,
                                    adminToken: config.adminToken, version: Runtime.version)
         app = WebApp(settings: settings, templates: templates)
+        app.externalVerifier = SiteVerifier()
         // Migrate and make sure a signing key exists before any worker starts.
         let store = try openStore()
         try app.keyRing.ensureKey(store: store, random: app.random)

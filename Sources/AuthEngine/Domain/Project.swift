@@ -93,6 +93,7 @@ public struct ProjectSettings: Sendable, Equatable {
     public var phone = PhonePolicy()
     public var emailLink = EmailLinkPolicy()
     public var session = SessionPolicy()
+    public var appVerification = AppVerificationPolicy()
 
     public init(id: String, apiKeys: [String] = [], devMode: Bool = false, authorizedDomains: [String] = [],
                 iosApps: [IOSApp] = [], androidApps: [AndroidApp] = [], testPhoneNumbers: [String: String] = [:],
