@@ -1,4 +1,4 @@
-/// The answer of `accounts:createAuthUri`.
+/// The answer of `accounts:createAuthUri` (firebase-wire.md §2.5).
 public struct AuthURIResult: Sendable, Equatable {
     public let registered: Bool
     public let allProviders: [String]

@@ -40,7 +40,7 @@ public struct OobSendRequest: Sendable {
     }
 }
 
-/// What an email template needs.
+/// What the email of an `accounts:sendOobCode` link is written from (firebase-wire.md §5.2 item 11).
 public struct OobMessageInput: Sendable {
     public let recipient: String
     public let requestType: OobRequestType
@@ -51,7 +51,7 @@ public struct OobMessageInput: Sendable {
     public let issuedAt: Millis
 }
 
-/// A rendered email: subject, plain text and HTML.
+/// A rendered link email: subject, plain text and HTML (the web layer renders it; the engine queues it).
 public struct OobMessage: Sendable, Equatable {
     public var subject: String
     public var text: String
@@ -59,7 +59,7 @@ public struct OobMessage: Sendable, Equatable {
     public init(subject: String, text: String, html: String?) { self.subject = subject; self.text = text; self.html = html }
 }
 
-/// The outcome of a send.
+/// The outcome of `accounts:sendOobCode`: `oobCode` and `oobLink` go on the wire only for admin `returnOobLink`.
 public struct OobSendResult: Sendable {
     public let email: String
     public let oobCode: String

@@ -1,6 +1,6 @@
 import AuthCrypto
 
-/// The outcome of a completed email-link sign-in.
+/// The outcome of `accounts:signInWithEmailLink` (firebase-wire.md §2.4) or of the hosted page's confirmation.
 public struct EmailLinkSignInResult: Sendable {
     public let account: Account
     public let isNewUser: Bool

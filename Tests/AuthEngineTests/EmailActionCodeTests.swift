@@ -70,6 +70,17 @@ struct EmailActionCodeTests {
         guard case .unknown = try f.flows.status(of: fresh) else { Issue.record("not purged"); return }
     }
 
+    @Test("The store consumes a link only once and never after expiry (the guard against two racing requests)")
+    func conditionalConsume() throws {
+        let f = try EmailLinkFixture()
+        let rec = try f.send(f.request()).record
+        #expect(try f.store.consumeEmailLink(hash: rec.codeHash, at: f.clock.now()))
+        #expect(try !f.store.consumeEmailLink(hash: rec.codeHash, at: f.clock.now()))
+        let late = try f.send(f.request()).record
+        #expect(try !f.store.consumeEmailLink(hash: late.codeHash, at: late.expiresAt))
+        #expect(try f.store.emailLink(hash: late.codeHash)?.consumedAt == nil)
+    }
+
     @Test("A code of another project is unknown here")
     func otherProject() throws {
         let f = try EmailLinkFixture()
