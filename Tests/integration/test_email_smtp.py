@@ -10,7 +10,7 @@ import sys
 import time
 from email.utils import parseaddr, parsedate_to_datetime
 
-from conftest import binary, free_port
+from conftest import binary, chromium_driver, free_port
 from email_support import SMTPSink, config, db, link_from_mail, smtp_section
 
 FAKE_SENDMAIL = """
@@ -60,7 +60,7 @@ def check_message(msg, raw: bytes, address: str, subject_prefix: str):
     return link, text, markup
 
 
-def test_smtp_round_trip_in_french_and_german(make_gatehouse):
+def test_smtp_round_trip_in_french_and_german(make_gatehouse, output_dir):
     port = free_port()
     with SMTPSink(port) as sink:
         g = make_gatehouse(config(email_section=smtp_section(port)))
@@ -73,6 +73,7 @@ def test_smtp_round_trip_in_french_and_german(make_gatehouse):
         link, text, markup = check_message(fr, raws[0], "Zoe.Fr@Example.com", "Connexion à demo-gatehouse (demandée le ")
         assert "Me connecter" in markup and "expire dans 30 minutes" in text and 'lang="fr"' in markup
         assert "lang=fr" in link
+        save_rendering(markup, output_dir / "mail-fr")
         r = g.api("signInWithEmailLink", {"email": "zoe.fr@example.com", "oobCode": re.search(r"oobCode=([\w-]+)", link).group(1)})
         assert r.status_code == 200 and r.json()["isNewUser"] is True
 
@@ -83,6 +84,17 @@ def test_smtp_round_trip_in_french_and_german(make_gatehouse):
     with db(g) as c:
         rows = c.execute("SELECT status, body, html_body, metadata FROM outbox").fetchall()
     assert rows and all(r == ("sent", "", None, "{}") for r in rows)
+
+
+def save_rendering(markup: str, path):
+    """Keeps the HTML part and a screenshot of it as a mail client would show it."""
+    path.with_suffix(".html").write_text(markup, encoding="utf-8")
+    d = chromium_driver(width=600, height=800)
+    try:
+        d.get(path.with_suffix(".html").as_uri())
+        d.save_screenshot(str(path.with_suffix(".png")))
+    finally:
+        d.quit()
 
 
 def test_a_message_waits_for_the_smtp_server_and_is_retried(make_gatehouse):
