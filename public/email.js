@@ -26,7 +26,7 @@
     if (form.hasAttribute('data-gh-app-token') && field && !field.value && pow && typeof pow.token === 'function') {
       event.preventDefault();
       setBusy(form, true);
-      Promise.resolve().then(function () { return pow.token(); }).then(function (token) {
+      Promise.resolve().then(function () { return pow.token({ container: form.querySelector('[data-gh-verifier]') || undefined }); }).then(function (token) {
         field.value = token || '';
         form.submit();
       }, function () {
