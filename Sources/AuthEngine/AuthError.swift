@@ -38,6 +38,9 @@ public struct AuthError: Error, Equatable, CustomStringConvertible {
         case missingIOSBundleID = "MISSING_IOS_BUNDLE_ID"
         case missingAndroidPackageName = "MISSING_ANDROID_PACKAGE_NAME"
         case invalidReqType = "INVALID_REQ_TYPE"
+        case invalidHostingLinkDomain = "INVALID_HOSTING_LINK_DOMAIN"
+        case invalidDynamicLinkDomain = "INVALID_DYNAMIC_LINK_DOMAIN"
+        case passwordLoginDisabled = "PASSWORD_LOGIN_DISABLED"
         // Tokens and accounts
         case missingIDToken = "MISSING_ID_TOKEN"
         case invalidIDToken = "INVALID_ID_TOKEN"

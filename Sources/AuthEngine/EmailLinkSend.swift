@@ -1,0 +1,173 @@
+import AuthCrypto
+import JSONValue
+
+/// ActionCodeSettings as `accounts:sendOobCode` carries them (firebase-wire.md §2.3).
+public struct ActionCodeSettings: Sendable, Equatable {
+    public var continueURL: String?
+    public var canHandleCodeInApp = false
+    public var iosBundleID: String?
+    public var iosAppStoreID: String?
+    public var androidPackageName: String?
+    public var androidInstallApp = false
+    public var androidMinimumVersion: String?
+    public var linkDomain: String?
+    /// Deprecated by Firebase; accepted as a link domain when `linkDomain` is absent.
+    public var dynamicLinkDomain: String?
+    public init() {}
+}
+
+/// One `accounts:sendOobCode` request (or the hosted page's equivalent).
+public struct OobSendRequest: Sendable {
+    public var requestType: OobRequestType?
+    public var email: String?
+    public var idToken: String?
+    public var settings = ActionCodeSettings()
+    public var returnOobLink = false
+    public var isAdmin = false
+    /// The API key put in the link (`apiKey` parameter).
+    public var apiKey: String
+    /// Where Gatehouse's `/__/auth/action` is served, e.g. `https://auth.example.com`.
+    public var origin: String
+    /// The locale the email is written in (the link's `lang`).
+    public var lang: String
+    public var remoteAddress: String
+    /// SHA-256 of the hosted page's pending cookie.
+    public var browserBinding: [UInt8]?
+
+    public init(requestType: OobRequestType?, email: String?, apiKey: String, origin: String, lang: String, remoteAddress: String) {
+        self.requestType = requestType; self.email = email; self.apiKey = apiKey; self.origin = origin; self.lang = lang
+        self.remoteAddress = remoteAddress
+    }
+}
+
+/// What the email of an `accounts:sendOobCode` link is written from (firebase-wire.md §5.2 item 11).
+public struct OobMessageInput: Sendable {
+    public let recipient: String
+    public let requestType: OobRequestType
+    public let link: String
+    public let lang: String
+    public let projectID: String
+    public let lifetimeMinutes: Int
+    public let issuedAt: Millis
+}
+
+/// A rendered link email: subject, plain text and HTML (the web layer renders it; the engine queues it).
+public struct OobMessage: Sendable, Equatable {
+    public var subject: String
+    public var text: String
+    public var html: String?
+    public init(subject: String, text: String, html: String?) { self.subject = subject; self.text = text; self.html = html }
+}
+
+/// The outcome of `accounts:sendOobCode`: `oobCode` and `oobLink` go on the wire only for admin `returnOobLink`.
+public struct OobSendResult: Sendable {
+    public let email: String
+    public let oobCode: String
+    public let oobLink: String
+    public let record: EmailLinkRecord
+    /// Whether an email was queued (false for admin `returnOobLink`).
+    public let emailed: Bool
+}
+
+extension EmailLinks {
+    /// Sends (or, for admins with `returnOobLink`, only generates) an `EMAIL_SIGNIN` or
+    /// `VERIFY_EMAIL` link. The record and the outbox message commit in one transaction. For
+    /// `EMAIL_SIGNIN` the answer is the same whether an account exists or not.
+    public func send(_ req: OobSendRequest, compose: (OobMessageInput) throws -> OobMessage) throws -> OobSendResult {
+        guard let type = req.requestType, type != .unspecified else { throw AuthError(.missingReqType) }
+        if req.returnOobLink && !req.isAdmin { throw AuthError(.insufficientPermission) }
+        let s = req.settings
+        let continueURL = s.continueURL.flatMap { $0.isEmpty ? nil : $0 }
+        if let c = continueURL { try EmailLinkURLs.checkContinueURL(c, project: project) }
+        else if s.canHandleCodeInApp { throw AuthError(.missingContinueURI) }
+        if nonEmpty(s.iosAppStoreID) != nil, nonEmpty(s.iosBundleID) == nil { throw AuthError(.missingIOSBundleID) }
+        if s.androidInstallApp || nonEmpty(s.androidMinimumVersion) != nil, nonEmpty(s.androidPackageName) == nil {
+            throw AuthError(.missingAndroidPackageName)
+        }
+        let linkOrigin = try self.linkOrigin(s, origin: req.origin)
+
+        let email: String, recipient: String, localID: String?
+        switch type {
+        case .emailSignIn:
+            guard project.emailLink.enabled else { throw AuthError(.operationNotAllowed) }
+            guard let raw = nonEmpty(req.email) else { throw AuthError(.missingEmail) }
+            guard let valid = EmailAddress.validated(raw) else { throw AuthError(.invalidEmail) }
+            (email, recipient, localID) = (EmailAddress.canonical(valid), valid, nil)
+        case .verifyEmail:
+            let account: Account
+            if req.returnOobLink && nonEmpty(req.idToken) == nil {
+                guard let raw = nonEmpty(req.email) else { throw AuthError(.missingEmail) }
+                guard let found = try store.account(project: project.id, email: EmailAddress.canonical(raw)) else {
+                    throw AuthError(.userNotFound)
+                }
+                account = found
+            } else {
+                guard let token = nonEmpty(req.idToken) else { throw AuthError(.invalidIDToken) }
+                account = try accounts.account(forIDToken: token, project: project.id).0
+            }
+            guard let address = account.email else { throw AuthError(.missingEmail) }
+            (email, recipient, localID) = (address, address, account.localID)
+        case .passwordReset:
+            throw AuthError(.passwordLoginDisabled)
+        default:
+            throw AuthError(.operationNotAllowed, "\(type.rawValue) links are not supported.")
+        }
+
+        if !req.isAdmin {
+            try limits.hit(sendsPerIP, key: req.remoteAddress)
+            try limits.hit(sendsPerAddress, key: project.id + "|" + email)
+        }
+
+        let now = clock.now()
+        let code = random.token(bytes: 32)
+        let record = EmailLinkRecord(
+            codeHash: EmailLinks.hash(code), projectID: project.id, requestType: type, email: email, localID: localID,
+            continueURL: continueURL, canHandleCodeInApp: s.canHandleCodeInApp, iosBundleID: nonEmpty(s.iosBundleID),
+            androidPackage: nonEmpty(s.androidPackageName), lang: req.lang, browserBinding: req.browserBinding,
+            createdAt: now, expiresAt: now + project.emailLink.linkLifetimeSeconds * 1000)
+        let action = EmailLinkURLs.actionURL(origin: req.origin, mode: type.mode, oobCode: code, apiKey: req.apiKey,
+                                             continueURL: continueURL, lang: req.lang)
+        let appLink = s.canHandleCodeInApp && (record.iosBundleID != nil || record.androidPackage != nil)
+        let link = appLink ? EmailLinkURLs.wrapperURL(linkOrigin: linkOrigin, actionURL: action) : action
+
+        let emailed = !req.returnOobLink
+        try store.transaction {
+            try store.purgeEmailLinks(expiredBefore: now - EmailLinks.retentionAfterExpiry)
+            try store.insertEmailLink(record)
+            if emailed {
+                let message = try compose(OobMessageInput(
+                    recipient: recipient, requestType: type, link: link, lang: req.lang, projectID: project.id,
+                    lifetimeMinutes: Int(project.emailLink.linkLifetimeSeconds / 60), issuedAt: now))
+                _ = try store.enqueue(OutboxMessage(
+                    projectID: project.id, channel: .email, recipient: recipient, subject: message.subject, body: message.text,
+                    htmlBody: message.html, metadata: metadata(code: code, link: link, type: type, email: email),
+                    nextAttemptAt: now, createdAt: now))
+            }
+            try store.audit(AuditEvent(projectID: project.id, event: emailed ? "email_link.sent" : "email_link.generated",
+                                       localID: localID, remoteAddress: req.remoteAddress, detail: type.rawValue), at: now)
+        }
+        return OobSendResult(email: email, oobCode: code, oobLink: link, record: record, emailed: emailed)
+    }
+
+    /// `https://<linkDomain>` when one is given (it must be Gatehouse's host or an authorized
+    /// domain), else Gatehouse's own origin.
+    func linkOrigin(_ s: ActionCodeSettings, origin: String) throws -> String {
+        if let d = nonEmpty(s.linkDomain) {
+            guard EmailLinkURLs.isAcceptableLinkDomain(d, origin: origin, project: project) else { throw AuthError(.invalidHostingLinkDomain) }
+            return "https://" + d.lowercased()
+        }
+        if let d = nonEmpty(s.dynamicLinkDomain) {
+            guard EmailLinkURLs.isAcceptableLinkDomain(d, origin: origin, project: project) else { throw AuthError(.invalidDynamicLinkDomain) }
+            return "https://" + d.lowercased()
+        }
+        return origin
+    }
+
+    /// Dev mode keeps what the emulator listing shows (`/emulator/v1/projects/{p}/oobCodes`); production keeps no secret.
+    func metadata(code: String, link: String, type: OobRequestType, email: String) -> String {
+        guard project.devMode else { return JSON.obj(("requestType", type.rawValue)).serialized() }
+        return JSON.obj(("oobCode", code), ("oobLink", link), ("requestType", type.rawValue), ("email", email)).serialized()
+    }
+
+    func nonEmpty(_ s: String?) -> String? { s.flatMap { $0.isEmpty ? nil : $0 } }
+}

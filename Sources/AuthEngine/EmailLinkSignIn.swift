@@ -1,0 +1,67 @@
+import AuthCrypto
+
+/// The outcome of `accounts:signInWithEmailLink` (firebase-wire.md §2.4) or of the hosted page's confirmation.
+public struct EmailLinkSignInResult: Sendable {
+    public let account: Account
+    public let isNewUser: Bool
+    /// ID and refresh token (nil when the caller asked for none, e.g. the hosted page sets a cookie).
+    public let tokens: IssuedTokens?
+}
+
+extension EmailLinks {
+    public static let mismatchDetail = "The email provided does not match the sign-in email address."
+
+    /// `accounts:signInWithEmailLink` (firebase-wire.md §2.4, §5.2): the address must be the one
+    /// the link was sent to; the code is consumed once; the account is the `idToken` user (linking),
+    /// else the owner of the address, else a new account. A first email-link sign-in over an
+    /// unverified address removes its password and revokes earlier sessions.
+    public func signIn(email rawEmail: String?, oobCode: String?, idToken: String? = nil, issueTokens: Bool = true,
+                       remoteAddress: String? = nil) throws -> EmailLinkSignInResult {
+        guard project.emailLink.enabled else { throw AuthError(.operationNotAllowed) }
+        guard let rawEmail = nonEmpty(rawEmail) else { throw AuthError(.missingEmail) }
+        guard let code = nonEmpty(oobCode) else { throw AuthError(.missingOobCode) }
+        let linking = try nonEmpty(idToken).map { try accounts.account(forIDToken: $0, project: project.id).0 }
+        let record = try usableRecord(code, type: .emailSignIn)
+        let email = EmailAddress.canonical(rawEmail)
+        let mismatchKey = Hex.encode(record.codeHash)
+        guard try limits.allows(EmailLinks.mismatchRule, key: mismatchKey) else { throw AuthError(.tooManyAttempts) }
+        guard Digest.constantTimeEqual(email, record.email) else {
+            try limits.hit(EmailLinks.mismatchRule, key: mismatchKey)
+            throw AuthError(.invalidEmail, EmailLinks.mismatchDetail)
+        }
+
+        let now = clock.now()
+        return try store.transaction {
+            guard try store.consumeEmailLink(hash: record.codeHash, at: now) else { throw AuthError(.invalidOobCode) }
+            let owner = try store.account(project: project.id, email: email)
+            var account: Account
+            var isNew = false
+            if let linking {
+                if let owner, owner.localID != linking.localID { throw AuthError(.emailExists) }
+                guard let fresh = try store.account(project: project.id, localID: linking.localID) else { throw AuthError(.userNotFound) }
+                account = fresh
+            } else if let owner {
+                account = owner
+            } else {
+                account = Account(projectID: project.id, localID: try accounts.newLocalID(project: project.id, random: random), createdAt: now)
+                isNew = true
+            }
+            if account.disabled { throw AuthError(.userDisabled) }
+            if !isNew, account.email == email, !account.emailVerified {
+                // The address was never proven: whoever set a password on it may not own it.
+                account.passwordHash = nil
+                account.validSince = now / 1000
+            }
+            account.email = email
+            account.emailVerified = true
+            account.emailLinkSignin = true
+            account.upsertProvider(ProviderInfo(providerID: "password", rawID: email, email: email))
+            account.lastLoginAt = now
+            if isNew { try store.insertAccount(account) } else { try store.updateAccount(account) }
+            let issued = issueTokens ? try SignInTokens(tokens: tokens, store: store, random: random).issue(for: account, provider: "password") : nil
+            try store.audit(AuditEvent(projectID: project.id, event: isNew ? "signin.email_link.new" : "signin.email_link",
+                                       localID: account.localID, remoteAddress: remoteAddress), at: now)
+            return EmailLinkSignInResult(account: account, isNewUser: isNew, tokens: issued)
+        }
+    }
+}

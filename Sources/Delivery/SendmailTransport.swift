@@ -1,0 +1,70 @@
+import AuthEngine
+import Foundation
+import JSONValue
+
+/// The `sendmail` transport: runs `sendmail -t -i` (or `email.command`) with the whole message on
+/// stdin; exit status 0 is success, anything else is retried by the outbox worker.
+struct SendmailTransport: MessageSender {
+    static let defaultCommand = ["/usr/sbin/sendmail", "-t", "-i"]
+
+    let settings: EmailSenderSettings
+    let command: [String]
+    let timeout: Int
+
+    var keepsBody: Bool { false }
+
+    static func command(_ config: JSON) -> [String] {
+        config["command"]?.arrayValue?.compactMap(\.stringValue) ?? defaultCommand
+    }
+
+    static func problems(_ config: JSON) -> [String] {
+        if let c = config["command"] {
+            guard let arr = c.arrayValue, !arr.isEmpty, arr.allSatisfy({ $0.stringValue != nil }) else {
+                return ["email.command: expected a non-empty array of strings, e.g. [\"/usr/sbin/sendmail\", \"-t\", \"-i\"]"]
+            }
+        }
+        let exe = command(config)[0]
+        guard resolve(exe) != nil else { return ["email.command: '\(exe)' is not an executable file"] }
+        return []
+    }
+
+    /// The executable's path: as given when it contains `/`, else found on `PATH`.
+    static func resolve(_ exe: String) -> String? {
+        let fm = FileManager.default
+        if exe.contains("/") { return fm.isExecutableFile(atPath: exe) ? exe : nil }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/sbin:/usr/bin:/sbin:/bin"
+        for dir in path.split(separator: ":") where fm.isExecutableFile(atPath: "\(dir)/\(exe)") { return "\(dir)/\(exe)" }
+        return nil
+    }
+
+    func send(_ m: OutboxMessage) throws {
+        guard let exe = SendmailTransport.resolve(command[0]) else { throw PermanentDeliveryError("sendmail: \(command[0]) not found") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: exe)
+        process.arguments = Array(command.dropFirst())
+        let stdin = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr
+        try process.run()
+        let message = settings.mime(for: m).rendered()
+        do { try stdin.fileHandleForWriting.write(contentsOf: Data(message)) } catch {}
+        try? stdin.fileHandleForWriting.close()
+        let deadline = Date().addingTimeInterval(Double(timeout))
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+            throw SendmailError(description: "sendmail: \(command[0]) did not finish within \(timeout) s")
+        }
+        let errText = String(decoding: (try? stderr.fileHandleForReading.readToEnd()) ?? Data(), as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            throw SendmailError(description: "sendmail: \(command[0]) exited with \(process.terminationStatus): \(errText.prefix(300))")
+        }
+    }
+}
+
+/// A failed sendmail run (retried).
+struct SendmailError: Error, CustomStringConvertible {
+    let description: String
+}
