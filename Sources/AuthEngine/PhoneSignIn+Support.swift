@@ -19,6 +19,14 @@ extension PhoneSignIn {
         guard let raw, !raw.isEmpty, raw.utf8.count <= 64 else { throw AuthError(.invalidPhoneNumber, "Invalid format.") }
         let compact = String(raw.filter { !" -.()\u{00A0}".contains($0) })
         if let code = project.testPhoneNumbers[compact] { return ParsedNumber(e164: compact, region: "ZZ", testCode: code) }
+        // A test number typed in national form on the hosted page ("555 555 0100" with US selected).
+        if !compact.hasPrefix("+"), compact.allSatisfy(\.isNumber), let region = defaultRegion,
+           let cc = PhoneNumber.countryCode(forRegion: region.uppercased()) {
+            for national in [compact, compact.hasPrefix("0") ? String(compact.dropFirst()) : nil].compactMap({ $0 }) {
+                let candidate = "+\(cc)\(national)"
+                if let code = project.testPhoneNumbers[candidate] { return ParsedNumber(e164: candidate, region: "ZZ", testCode: code) }
+            }
+        }
         let number: PhoneNumber
         do {
             number = try PhoneNumber(parsing: raw, defaultRegion: defaultRegion)

@@ -130,6 +130,11 @@ struct PhoneLimitsTests {
         #expect(wireError { try f.signIn(s.sessionInfo, "654321") } == "INVALID_CODE")
         guard case let .signedIn(account, _, isNew) = try f.signIn(s.sessionInfo, PhoneFixture.testCode) else { Issue.record("no"); return }
         #expect(isNew && account.phoneNumber == PhoneFixture.testNumber)
+        // Typed in national form with its region selected (the hosted page), it is still the test number.
+        #expect(try f.send("(555) 555-0100", token: .some(nil), region: "US").isTest)
+        f.project.testPhoneNumbers["+33612345679"] = "424242"
+        #expect(try f.send("06 12 34 56 79", token: .some(nil), region: "FR").phoneNumber == "+33612345679")
+        #expect(try f.smsMessages().isEmpty)
     }
 
     @Test("real numbers outside dev mode need a valid, unused app token")
@@ -198,5 +203,15 @@ struct PhoneLimitsTests {
         f.clock.advance(seconds: 300)
         #expect(try f.flow.status(sessionInfo: s.sessionInfo)?.state == .expired)
         #expect(try f.flow.status(sessionInfo: "ghs1.nothing") == nil)
+    }
+}
+
+@Suite("Phone sign-in: fictional numbers")
+struct PhoneFictionalNumberTests {
+    @Test("the fictional test number is not a valid number for libphonenumber, yet it is accepted")
+    func fictional() throws {
+        #expect(throws: PhoneNumberError.self) { try PhoneNumber(parsing: PhoneFixture.testNumber) }
+        let f = try PhoneFixture()
+        #expect(try f.send(PhoneFixture.testNumber, token: .some(nil)).isTest)
     }
 }
