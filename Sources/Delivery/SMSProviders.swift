@@ -19,7 +19,9 @@ public enum SMSProviders {
         case "webhook":
             return WebhookSender(url: config["url"]!.stringValue!, secret: config["secret"]!.stringValue!, timeout: timeout)
         case "command":
-            return CommandSender(path: config["command"]!.stringValue!, timeout: timeout)
+            let path = config["command"]!.stringValue!
+            if access(path, X_OK) != 0 { Log.warning("sms.command: \(path) is not an executable file; SMS deliveries will fail until it is") }
+            return CommandSender(path: path, timeout: timeout)
         default:
             return DevSender()
         }
@@ -70,10 +72,9 @@ public enum SMSProviders {
             if let url = required("url"), !isHTTPURL(url) { out.append("sms.url: expected an http(s) URL") }
             if let secret = required("secret"), secret.utf8.count < 16 { out.append("sms.secret: expected at least 16 characters") }
         case "command":
-            if let path = required("command") {
-                if !path.hasPrefix("/") { out.append("sms.command: expected an absolute path") }
-                else if access(path, X_OK) != 0 { out.append("sms.command: \(path) is not an executable file") }
-            }
+            // Only the shape: the program may be installed after the configuration is checked
+            // (a missing program makes deliveries fail and be retried, and is logged at start).
+            if let path = required("command"), !path.hasPrefix("/") { out.append("sms.command: expected an absolute path") }
         default:
             break
         }

@@ -123,6 +123,14 @@ esac
     assert rows[3]["status"] == "pending" and "killed after 1 s" in rows[3]["last_error"]
 
 
+def test_missing_command_is_retried_not_lost(make_gatehouse, tmp_path):
+    g = make_gatehouse(config=config_with({"provider": "command", "command": str(tmp_path / "not-installed-yet")}))
+    send(g, "+33612345606")
+    rows = wait_outbox(g, lambda rows: rows and rows[-1]["attempts"] == 1)
+    assert rows[-1]["status"] == "pending" and "cannot start" in rows[-1]["last_error"] and rows[-1]["body"] != ""
+    assert "is not an executable file" in g.log_path.read_text()
+
+
 def check(tmp_path, sms):
     path = tmp_path / "check.json"
     path.write_text(json.dumps({"mode": "dev", "sms": sms}))
@@ -142,8 +150,8 @@ def test_config_check_reports_provider_problems(tmp_path):
     assert "sms.url: expected an http(s) URL" in out and "sms.secret: expected at least 16 characters" in out, out
     code, out = check(tmp_path, {"provider": "command", "command": "relative/path", "timeout_seconds": 0})
     assert "sms.command: expected an absolute path" in out and "sms.timeout_seconds" in out, out
-    code, out = check(tmp_path, {"provider": "command", "command": "/nonexistent/sms"})
-    assert "is not an executable file" in out, out
+    code, out = check(tmp_path, {"provider": "command", "command": "/usr/local/bin/send-sms"})
+    assert code == 0, out  # the program may be installed after the check
     code, out = check(tmp_path, {"provider": "pigeon"})
     assert "unknown provider 'pigeon'" in out, out
     code, out = check(tmp_path, {"provider": "webhook", "url": "https://sms.example.com/hook", "secret": SECRET})
