@@ -248,3 +248,20 @@ def test_forms_without_csrf_are_refused(gh):
     # Nothing was sent.
     assert not [c for c in gh.get("/emulator/v1/projects/demo-gatehouse/verificationCodes").json()["verificationCodes"]
                 if c["phoneNumber"] == "+33612345690"]
+
+
+def test_too_many_attempts_and_invalid_number_messages(make_gatehouse):
+    g = make_gatehouse(config=dev_config(verify_attempts_per_ip_per_5min=1))
+    s = Browserless(g, accept_language="de-DE")
+    page = s.get("/__/auth/phone")
+    bad = s.post("/__/auth/phone", data={"csrf": hidden(page.text, "csrf"), "region": "DE", "phoneNumber": "12"})
+    assert bad.status_code == 400 and ("zu kurz" in bad.text or "ungültig" in bad.text) and 'value="12"' in bad.text
+    bad = s.post("/__/auth/phone", data={"csrf": hidden(page.text, "csrf"), "region": "DE", "phoneNumber": "+1 555 0000 0000 0000"})
+    assert bad.status_code == 400 and ("ungültig" in bad.text or "zu lang" in bad.text)
+    r = s.post("/__/auth/phone", data={"csrf": hidden(page.text, "csrf"), "region": "DE", "phoneNumber": "0151 23456789"})
+    session = hidden(r.text, "sessionInfo")
+    verify = {"csrf": hidden(r.text, "csrf", form="code-form"), "sessionInfo": session}
+    wrong = s.post("/__/auth/phone/verify", data=dict(verify, code="000001"))
+    assert wrong.status_code == 400 and "noch 4 Versuche" in wrong.text
+    blocked = s.post("/__/auth/phone/verify", data=dict(verify, code="000002"))
+    assert blocked.status_code == 400 and "Zu viele Versuche" in blocked.text
