@@ -29,6 +29,7 @@ extension PhoneSignIn {
         }
     }
 
+    /// The fields of a `signInWithPhoneNumber` request (or the hosted page's code form).
     public struct SignInRequest {
         public var sessionInfo: String?
         public var code: String?
@@ -47,6 +48,7 @@ extension PhoneSignIn {
         }
     }
 
+    /// What `signInWithPhoneNumber` answers: tokens, or a `temporaryProof` (firebase-wire.md §2.2).
     public enum SignInResult: Sendable, Equatable {
         /// Signed in (or linked / re-authenticated): the account after the change.
         case signedIn(account: Account, tokens: IssuedTokens?, isNewUser: Bool)

@@ -4,6 +4,7 @@ import HTTP
 
 /// The two steps of the hosted phone page as template values (`pages/phone`, `pages/phone_code`).
 extension PhonePage {
+    /// Step 1 (`pages/phone`): what the user typed and what went wrong.
     struct NumberStep {
         var continueURL: String
         var region: String
@@ -71,6 +72,7 @@ extension PhonePage {
 
     // MARK: - Countries
 
+    /// One entry of the country list: ISO region and its localized label with the calling code.
     struct Country { let code: String; let label: String }
 
     private static let cacheLock = NSLockLike()
