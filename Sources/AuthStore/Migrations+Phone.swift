@@ -1,4 +1,21 @@
 extension Migrations {
-    /// Migration 2 (reserved for this feature); add `(2, """ ... """)` here.
-    static let phone: [(version: Int, sql: String)] = []
+    /// Migration 2: phone sign-in. `nonce` is what each sessionInfo is derived from (so a repeated
+    /// send can return the same sessionInfo while only its hash is stored); `superseded_at` marks a
+    /// code replaced by "send again"; `phone_proofs` holds hashed `temporaryProof`s.
+    static let phone: [(version: Int, sql: String)] = [
+        (2, """
+        ALTER TABLE phone_verifications ADD COLUMN nonce BLOB NOT NULL DEFAULT x'';
+        ALTER TABLE phone_verifications ADD COLUMN superseded_at INTEGER;
+        CREATE INDEX phone_verifications_expiry ON phone_verifications(expires_at);
+
+        CREATE TABLE phone_proofs (
+            proof_hash BLOB PRIMARY KEY,
+            project_id TEXT NOT NULL,
+            phone_number TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX phone_proofs_expiry ON phone_proofs(expires_at);
+        """),
+    ]
 }

@@ -1,3 +1,80 @@
 import AuthEngine
 
-extension SQLiteStore: PhoneStore {}
+/// `PhoneStore` over the `phone_verifications` and `phone_proofs` tables (migrations 1 and 2).
+extension SQLiteStore: PhoneStore {
+    static let phoneColumns = """
+        session_hash, project_id, phone_number, app_id, code_hash, nonce, created_at, expires_at, attempts, consumed_at,
+        superseded_at, is_test
+        """
+
+    static func phoneVerification(_ r: Row) -> PhoneVerificationRecord {
+        PhoneVerificationRecord(sessionHash: r.blob(0), projectID: r.text(1), phoneNumber: r.text(2), appID: r.text(3),
+                                codeHash: r.blob(4), nonce: r.blob(5), createdAt: r.int(6), expiresAt: r.int(7),
+                                attempts: Int(r.int(8)), consumedAt: r.intOrNil(9), supersededAt: r.intOrNil(10), isTest: r.bool(11))
+    }
+
+    public func insertPhoneVerification(_ v: PhoneVerificationRecord) throws {
+        try db.run("INSERT INTO phone_verifications (\(SQLiteStore.phoneColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   [v.sessionHash, v.projectID, v.phoneNumber, v.appID, v.codeHash, v.nonce, v.createdAt, v.expiresAt, v.attempts,
+                    v.consumedAt, v.supersededAt, v.isTest])
+    }
+
+    public func phoneVerification(sessionHash: [UInt8]) throws -> PhoneVerificationRecord? {
+        try db.first("SELECT \(SQLiteStore.phoneColumns) FROM phone_verifications WHERE session_hash = ?", [sessionHash],
+                     SQLiteStore.phoneVerification)
+    }
+
+    public func pendingPhoneVerification(project: String, phoneNumber: String, appID: String, now: Millis,
+                                         maxAttempts: Int) throws -> PhoneVerificationRecord? {
+        try db.first("""
+            SELECT \(SQLiteStore.phoneColumns) FROM phone_verifications
+            WHERE project_id = ? AND phone_number = ? AND app_id = ? AND expires_at > ?
+              AND consumed_at IS NULL AND superseded_at IS NULL AND attempts < ?
+            ORDER BY created_at DESC LIMIT 1
+            """, [project, phoneNumber, appID, now, maxAttempts], SQLiteStore.phoneVerification)
+    }
+
+    public func recordWrongPhoneCode(sessionHash: [UInt8], maxAttempts: Int) throws -> Int? {
+        try db.transaction {
+            guard try db.run("""
+                UPDATE phone_verifications SET attempts = attempts + 1
+                WHERE session_hash = ? AND consumed_at IS NULL AND attempts < ?
+                """, [sessionHash, maxAttempts]) == 1 else { return nil }
+            return try db.first("SELECT attempts FROM phone_verifications WHERE session_hash = ?", [sessionHash]) { Int($0.int(0)) }
+        }
+    }
+
+    public func consumePhoneVerification(sessionHash: [UInt8], now: Millis, maxAttempts: Int) throws -> Bool {
+        try db.run("""
+            UPDATE phone_verifications SET consumed_at = ?
+            WHERE session_hash = ? AND consumed_at IS NULL AND superseded_at IS NULL AND expires_at > ? AND attempts < ?
+            """, [now, sessionHash, now, maxAttempts]) == 1
+    }
+
+    public func supersedePhoneVerifications(project: String, phoneNumber: String, appID: String, at: Millis) throws {
+        try db.run("""
+            UPDATE phone_verifications SET superseded_at = ?
+            WHERE project_id = ? AND phone_number = ? AND app_id = ? AND consumed_at IS NULL AND superseded_at IS NULL
+            """, [at, project, phoneNumber, appID])
+    }
+
+    public func purgePhoneRecords(before: Millis) throws {
+        try db.run("DELETE FROM phone_verifications WHERE expires_at < ?", [before])
+        try db.run("DELETE FROM phone_proofs WHERE expires_at < ?", [before])
+    }
+
+    public func insertPhoneProof(_ p: PhoneProofRecord) throws {
+        try db.run("INSERT INTO phone_proofs (proof_hash, project_id, phone_number, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+                   [p.proofHash, p.projectID, p.phoneNumber, p.createdAt, p.expiresAt])
+    }
+
+    public func phoneProof(hash: [UInt8]) throws -> PhoneProofRecord? {
+        try db.first("SELECT proof_hash, project_id, phone_number, created_at, expires_at FROM phone_proofs WHERE proof_hash = ?", [hash]) {
+            PhoneProofRecord(proofHash: $0.blob(0), projectID: $0.text(1), phoneNumber: $0.text(2), createdAt: $0.int(3), expiresAt: $0.int(4))
+        }
+    }
+
+    public func deletePhoneProof(hash: [UInt8]) throws -> Bool {
+        try db.run("DELETE FROM phone_proofs WHERE proof_hash = ?", [hash]) == 1
+    }
+}

@@ -1,2 +1,73 @@
-/// Storage port of this feature (filled in by the feature's flow).
-public protocol PhoneStore: Transactional {}
+/// One phone verification (firebase-wire.md §2.1): a code sent, or pretended sent for a test
+/// number, to one number for one app. Only hashes of the code and of the sessionInfo are kept;
+/// `nonce` is the random value the sessionInfo is derived from with a server key
+/// (see `PhoneSignIn.sessionInfo(nonce:key:)`).
+public struct PhoneVerificationRecord: Sendable, Equatable {
+    /// SHA-256 of the sessionInfo handed to the client.
+    public var sessionHash: [UInt8]
+    public var projectID: String
+    /// E.164.
+    public var phoneNumber: String
+    /// The app the code was requested for (bundle id, package, `web` for the hosted page, "" unknown).
+    public var appID: String
+    /// HMAC of the code under the server's phone key, bound to `nonce`.
+    public var codeHash: [UInt8]
+    public var nonce: [UInt8]
+    public var createdAt: Millis
+    public var expiresAt: Millis
+    /// Wrong codes entered so far.
+    public var attempts: Int
+    public var consumedAt: Millis?
+    /// Set when a "send again" replaced this code with a new one.
+    public var supersededAt: Millis?
+    public var isTest: Bool
+
+    public init(sessionHash: [UInt8], projectID: String, phoneNumber: String, appID: String, codeHash: [UInt8], nonce: [UInt8],
+                createdAt: Millis, expiresAt: Millis, attempts: Int = 0, consumedAt: Millis? = nil, supersededAt: Millis? = nil,
+                isTest: Bool = false) {
+        self.sessionHash = sessionHash; self.projectID = projectID; self.phoneNumber = phoneNumber; self.appID = appID
+        self.codeHash = codeHash; self.nonce = nonce; self.createdAt = createdAt; self.expiresAt = expiresAt
+        self.attempts = attempts; self.consumedAt = consumedAt; self.supersededAt = supersededAt; self.isTest = isTest
+    }
+}
+
+/// A `temporaryProof` (firebase-wire.md §2.2): proof that a number was verified, handed out when
+/// the number could not be linked because another account owns it. Stored as a hash.
+public struct PhoneProofRecord: Sendable, Equatable {
+    public var proofHash: [UInt8]
+    public var projectID: String
+    public var phoneNumber: String
+    public var createdAt: Millis
+    public var expiresAt: Millis
+
+    public init(proofHash: [UInt8], projectID: String, phoneNumber: String, createdAt: Millis, expiresAt: Millis) {
+        self.proofHash = proofHash; self.projectID = projectID; self.phoneNumber = phoneNumber
+        self.createdAt = createdAt; self.expiresAt = expiresAt
+    }
+}
+
+/// Storage port of phone sign-in. Every change is conditional ("if still unused") so concurrent
+/// requests on several connections cannot use a code twice or exceed the attempt limit.
+public protocol PhoneStore: Transactional {
+    func insertPhoneVerification(_ record: PhoneVerificationRecord) throws
+    func phoneVerification(sessionHash: [UInt8]) throws -> PhoneVerificationRecord?
+    /// The newest verification for project + number + app that is still pending at `now`:
+    /// unexpired, unconsumed, not superseded, fewer than `maxAttempts` wrong codes.
+    func pendingPhoneVerification(project: String, phoneNumber: String, appID: String, now: Millis,
+                                  maxAttempts: Int) throws -> PhoneVerificationRecord?
+    /// Counts one wrong code if the verification is unconsumed and below `maxAttempts`;
+    /// returns the new count, or nil when nothing was counted.
+    func recordWrongPhoneCode(sessionHash: [UInt8], maxAttempts: Int) throws -> Int?
+    /// Marks the verification consumed if it is unconsumed, not superseded, unexpired at `now`
+    /// and below `maxAttempts`; true when this call consumed it.
+    func consumePhoneVerification(sessionHash: [UInt8], now: Millis, maxAttempts: Int) throws -> Bool
+    /// Marks every unconsumed, not yet superseded verification of project + number + app superseded.
+    func supersedePhoneVerifications(project: String, phoneNumber: String, appID: String, at: Millis) throws
+    /// Deletes verifications and proofs that expired before `before`.
+    func purgePhoneRecords(before: Millis) throws
+
+    func insertPhoneProof(_ proof: PhoneProofRecord) throws
+    func phoneProof(hash: [UInt8]) throws -> PhoneProofRecord?
+    /// Deletes the proof; true if it existed.
+    func deletePhoneProof(hash: [UInt8]) throws -> Bool
+}

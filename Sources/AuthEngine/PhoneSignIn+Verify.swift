@@ -1,0 +1,163 @@
+import AuthCrypto
+
+/// Phone sign-in, step 2: `accounts:signInWithPhoneNumber` (firebase-wire.md §2.2, §5.1).
+///
+/// Wrong codes: `maxAttemptsPerSession` per sessionInfo, then `SESSION_EXPIRED`; a per-number
+/// failure budget per day that survives new codes, then `TOO_MANY_ATTEMPTS_TRY_LATER`. Verifying
+/// the code, consuming it and the account change happen in one transaction; a wrong code is
+/// counted in its own committed transaction before the error is thrown.
+extension PhoneSignIn {
+    /// `operation` of the request (iOS: sign in, reauthenticate, link, update phone number).
+    public enum Operation: String, Sendable {
+        case unspecified = "VERIFY_OP_UNSPECIFIED"
+        case signUpOrIn = "SIGN_UP_OR_IN"
+        case reauth = "REAUTH"
+        case update = "UPDATE"
+        case link = "LINK"
+
+        /// The wire value: a name, or its index in the enum (firebase-wire.md §1.3 rule 3).
+        public init?(wire: String?) {
+            guard let wire, !wire.isEmpty else { self = .unspecified; return }
+            let all: [Operation] = [.unspecified, .signUpOrIn, .reauth, .update, .link]
+            if let i = Int(wire) {
+                guard all.indices.contains(i) else { return nil }
+                self = all[i]
+            } else {
+                guard let op = Operation(rawValue: wire) else { return nil }
+                self = op
+            }
+        }
+    }
+
+    /// The fields of a `signInWithPhoneNumber` request (or the hosted page's code form).
+    public struct SignInRequest {
+        public var sessionInfo: String?
+        public var code: String?
+        public var temporaryProof: String?
+        public var phoneNumber: String?
+        public var idToken: String?
+        public var operation: Operation
+        public var remoteAddress: String
+        /// False for the hosted page, which sets a session cookie instead of returning tokens.
+        public var issueTokens: Bool
+
+        public init(sessionInfo: String? = nil, code: String? = nil, temporaryProof: String? = nil, phoneNumber: String? = nil,
+                    idToken: String? = nil, operation: Operation = .signUpOrIn, remoteAddress: String, issueTokens: Bool = true) {
+            self.sessionInfo = sessionInfo; self.code = code; self.temporaryProof = temporaryProof; self.phoneNumber = phoneNumber
+            self.idToken = idToken; self.operation = operation; self.remoteAddress = remoteAddress; self.issueTokens = issueTokens
+        }
+    }
+
+    /// What `signInWithPhoneNumber` answers: tokens, or a `temporaryProof` (firebase-wire.md §2.2).
+    public enum SignInResult: Sendable, Equatable {
+        /// Signed in (or linked / re-authenticated): the account after the change.
+        case signedIn(account: Account, tokens: IssuedTokens?, isNewUser: Bool)
+        /// The number was verified but belongs to another account: a proof to retry with.
+        case numberInUse(temporaryProof: String, expiresIn: Int64, phoneNumber: String)
+    }
+
+    public static let proofLifetimeSeconds: Int64 = 3600
+
+    public func signIn(_ request: SignInRequest) throws -> SignInResult {
+        try Limits(store: store, clock: clock).hit(Limits.Rule("phone-verify-ip-5min", max: policy.verifyAttemptsPerIPPer5Min, per: 300),
+                                                   key: project.id + "|" + request.remoteAddress)
+        if let proof = request.temporaryProof, !proof.isEmpty {
+            return try signIn(proof: proof, request)
+        }
+        guard let sessionInfo = request.sessionInfo, !sessionInfo.isEmpty else { throw AuthError(.missingSessionInfo) }
+        guard let code = request.code, !code.isEmpty else { throw AuthError(.missingCode) }
+        let keys = try PhoneKeys.load(store: store, random: random, at: clock.now())
+        let limits = Limits(store: store, clock: clock)
+        let failures = PhoneSignIn.failureRule(policy)
+
+        enum Outcome { case done(SignInResult), wrongCode(budgetExceeded: Bool) }
+        let outcome: Outcome = try store.transaction {
+            let record = try lookUp(sessionInfo)
+            let now = clock.now()
+            if record.consumedAt != nil || record.supersededAt != nil || now >= record.expiresAt
+                || record.attempts >= policy.maxAttemptsPerSession { throw AuthError(.sessionExpired) }
+            if try !limits.allows(failures, key: numberKey(record.phoneNumber)) { throw AuthError(.tooManyAttempts) }
+            let valid = code.utf8.count == 6 && code.allSatisfy(\.isASCII) && code.allSatisfy(\.isNumber)
+            let given = keys.codeHash(valid ? code : "", nonce: record.nonce)
+            guard valid, Digest.constantTimeEqual(given, record.codeHash) else {
+                _ = try store.recordWrongPhoneCode(sessionHash: record.sessionHash, maxAttempts: policy.maxAttemptsPerSession)
+                var exceeded = false
+                do { try limits.hit(failures, key: numberKey(record.phoneNumber)) } catch let e as AuthError where e.code == .tooManyAttempts {
+                    exceeded = true
+                }
+                return .wrongCode(budgetExceeded: exceeded)
+            }
+            guard try store.consumePhoneVerification(sessionHash: record.sessionHash, now: now, maxAttempts: policy.maxAttemptsPerSession) else {
+                throw AuthError(.sessionExpired)
+            }
+            return .done(try complete(record.phoneNumber, request, viaProof: false))
+        }
+        switch outcome {
+        case let .done(result): return result
+        case let .wrongCode(exceeded): throw exceeded ? AuthError(.tooManyAttempts) : AuthError(.invalidCode)
+        }
+    }
+
+    /// The `temporaryProof` + `phoneNumber` path: no code, the proof stands for the verification.
+    func signIn(proof: String, _ request: SignInRequest) throws -> SignInResult {
+        guard let raw = request.phoneNumber, !raw.isEmpty else { throw AuthError(.missingPhoneNumber) }
+        let number = try PhoneSignIn.parse(raw, project: project)
+        return try store.transaction {
+            let hash = PhoneSignIn.hash(proof: proof)
+            guard proof.hasPrefix(PhoneSignIn.proofPrefix), proof.utf8.count <= 512, let rec = try store.phoneProof(hash: hash),
+                  rec.projectID == project.id, Digest.constantTimeEqual(rec.phoneNumber, number.e164), clock.now() < rec.expiresAt else {
+                throw AuthError(.invalidTemporaryProof)
+            }
+            let result = try complete(number.e164, request, viaProof: true)
+            if case .signedIn = result { _ = try store.deletePhoneProof(hash: hash) }
+            return result
+        }
+    }
+
+    /// Applies the operation to the verified number (inside the caller's transaction).
+    func complete(_ e164: String, _ request: SignInRequest, viaProof: Bool) throws -> SignInResult {
+        let now = clock.now()
+        let owner = try store.account(project: project.id, phoneNumber: e164)
+        let linking = request.operation == .link || request.operation == .update
+            || (request.operation != .reauth && !(request.idToken ?? "").isEmpty)
+        var account: Account
+        var isNew = false
+        if request.operation == .reauth {
+            guard let owner else { throw AuthError(.userNotFound) }
+            account = owner
+        } else if linking {
+            account = try Accounts(store: store, tokens: tokens).account(forIDToken: request.idToken, project: project.id).0
+            if let owner, owner.localID != account.localID {
+                if viaProof { throw AuthError(.phoneNumberExists) }
+                return try mintProof(e164, at: now)
+            }
+            account.phoneNumber = e164
+        } else if let owner {
+            account = owner
+        } else {
+            account = Account(projectID: project.id, localID: try Accounts(store: store, tokens: tokens).newLocalID(project: project.id, random: random),
+                              createdAt: now)
+            account.phoneNumber = e164
+            isNew = true
+        }
+        if account.disabled { throw AuthError(.userDisabled) }
+        account.upsertProvider(ProviderInfo(providerID: "phone", rawID: e164, phoneNumber: e164))
+        account.lastLoginAt = now
+        if request.issueTokens { account.lastRefreshAt = now }
+        if isNew { try store.insertAccount(account) } else { try store.updateAccount(account) }
+        let event = isNew ? "phone.sign_up" : linking ? "phone.link" : request.operation == .reauth ? "phone.reauth" : "phone.sign_in"
+        try store.audit(AuditEvent(projectID: project.id, event: event, localID: account.localID, remoteAddress: request.remoteAddress), at: now)
+        let issued = request.issueTokens
+            ? try SignInTokens(tokens: tokens, store: store, random: random).issue(for: account, provider: "phone", authTime: now / 1000)
+            : nil
+        return .signedIn(account: account, tokens: issued, isNewUser: isNew)
+    }
+
+    /// A `temporaryProof` for a verified number owned by another account, valid one hour.
+    func mintProof(_ e164: String, at now: Millis) throws -> SignInResult {
+        let proof = PhoneSignIn.proofPrefix + random.token(bytes: 48)
+        try store.insertPhoneProof(PhoneProofRecord(proofHash: PhoneSignIn.hash(proof: proof), projectID: project.id, phoneNumber: e164,
+                                                    createdAt: now, expiresAt: now + PhoneSignIn.proofLifetimeSeconds * 1000))
+        return .numberInUse(temporaryProof: proof, expiresIn: PhoneSignIn.proofLifetimeSeconds, phoneNumber: e164)
+    }
+}

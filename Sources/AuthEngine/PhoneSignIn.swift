@@ -1,0 +1,181 @@
+import JSONValue
+
+/// What phone sign-in needs from the store.
+public typealias PhoneFlowStore = PhoneStore & AccountStore & SigningKeyStore & SecretStore & LimitStore & OutboxStore
+    & AuditStore & AppTokenStore & SessionStore
+
+/// Phone sign-in, step 1: `accounts:sendVerificationCode` (firebase-wire.md §2.1, §5.1;
+/// gatehouse.md "Phone sign-in"), and the hosted page's "send again".
+///
+/// A code is 6 digits from the `RandomSource`, stored only as an HMAC under the server's phone
+/// key, valid `PhonePolicy.codeLifetimeSeconds` (at most 10 minutes). The SMS is committed to the
+/// outbox in the same transaction as the verification record.
+public struct PhoneSignIn {
+    public let store: PhoneFlowStore
+    public let clock: Clock
+    public let random: RandomSource
+    public let tokens: TokenService
+    public let project: ProjectSettings
+
+    public init(store: PhoneFlowStore, clock: Clock, random: RandomSource, tokens: TokenService, project: ProjectSettings) {
+        self.store = store; self.clock = clock; self.random = random; self.tokens = tokens; self.project = project
+    }
+
+    /// A request to send a code.
+    public struct SendRequest {
+        /// As typed: E.164 from the API; national numbers need `defaultRegion`.
+        public var phoneNumber: String?
+        public var defaultRegion: String?
+        /// `recaptchaToken`: a Gatehouse app token (required for real numbers outside dev mode).
+        public var appToken: String?
+        /// The API key the token must be bound to; nil for the hosted pages.
+        public var apiKey: String?
+        /// The calling app (reentrancy key): bundle id, package name, `web` for the hosted page.
+        public var appID: String
+        public var remoteAddress: String
+        /// The human part of the SMS for a code, in the caller's locale; the engine appends the
+        /// origin-bound line `@<domain> #<code>`.
+        public var composeSMS: (_ code: String) -> String
+
+        public init(phoneNumber: String?, defaultRegion: String? = nil, appToken: String? = nil, apiKey: String? = nil,
+                    appID: String = "", remoteAddress: String, composeSMS: @escaping (_ code: String) -> String) {
+            self.phoneNumber = phoneNumber; self.defaultRegion = defaultRegion; self.appToken = appToken; self.apiKey = apiKey
+            self.appID = appID; self.remoteAddress = remoteAddress; self.composeSMS = composeSMS
+        }
+    }
+
+    /// The outcome of a send.
+    public struct SendResult: Sendable, Equatable {
+        public var sessionInfo: String
+        /// E.164.
+        public var phoneNumber: String
+        /// False when a pending code was reused (reentrancy) or the number is a test number.
+        public var smsQueued: Bool
+        public var isTest: Bool
+        public var expiresAt: Millis
+        /// When the hosted page may offer "send again".
+        public var resendAvailableAt: Millis
+    }
+
+    /// Sends a code, or returns the pending one's sessionInfo without a second SMS.
+    public func sendCode(_ request: SendRequest) throws -> SendResult {
+        let number = try PhoneSignIn.parse(request.phoneNumber, defaultRegion: request.defaultRegion, project: project)
+        try checkRegion(number)
+        try verifyApp(number, token: request.appToken, apiKey: request.apiKey)
+        let appID = PhoneSignIn.normalisedAppID(request.appID)
+        let keys = try PhoneKeys.load(store: store, random: random, at: clock.now())
+        // Reentrancy: a pending code for the same number and app is reused, nothing is sent.
+        if let pending = try store.pendingPhoneVerification(project: project.id, phoneNumber: number.e164, appID: appID,
+                                                            now: clock.now(), maxAttempts: policy.maxAttemptsPerSession) {
+            return result(pending, keys: keys, queued: false)
+        }
+        try countSend(number, remoteAddress: request.remoteAddress)
+        return try store.transaction {
+            // Re-checked inside the write transaction: a concurrent send may have won the race.
+            if let pending = try store.pendingPhoneVerification(project: project.id, phoneNumber: number.e164, appID: appID,
+                                                                now: clock.now(), maxAttempts: policy.maxAttemptsPerSession) {
+                return result(pending, keys: keys, queued: false)
+            }
+            return try issue(number, appID: appID, keys: keys, compose: request.composeSMS)
+        }
+    }
+
+    /// The hosted page's "send again": allowed `PhonePolicy.resendAfterSeconds` after the code
+    /// `sessionInfo` was issued; issues a new code (new sessionInfo) and invalidates the old one.
+    /// Too early → `TOO_MANY_ATTEMPTS_TRY_LATER : RESEND_TOO_SOON`.
+    public func resend(sessionInfo: String?, appToken: String?, apiKey: String? = nil, remoteAddress: String,
+                       composeSMS: @escaping (_ code: String) -> String) throws -> SendResult {
+        let old = try lookUp(sessionInfo)
+        if old.consumedAt != nil || old.supersededAt != nil { throw AuthError(.sessionExpired) }
+        let now = clock.now()
+        if now < old.createdAt + policy.resendAfterSeconds * 1000 { throw AuthError(.tooManyAttempts, PhoneSignIn.resendTooSoon) }
+        let number = try PhoneSignIn.parse(old.phoneNumber, project: project)
+        try checkRegion(number)
+        try verifyApp(number, token: appToken, apiKey: apiKey)
+        try countSend(number, remoteAddress: remoteAddress)
+        let keys = try PhoneKeys.load(store: store, random: random, at: now)
+        return try store.transaction {
+            guard try store.phoneVerification(sessionHash: old.sessionHash)?.supersededAt == nil else { throw AuthError(.sessionExpired) }
+            try store.supersedePhoneVerifications(project: project.id, phoneNumber: number.e164, appID: old.appID, at: clock.now())
+            return try issue(number, appID: old.appID, keys: keys, compose: composeSMS)
+        }
+    }
+
+    /// The detail of the error a too-early "send again" gets.
+    public static let resendTooSoon = "RESEND_TOO_SOON"
+
+    var policy: PhonePolicy { project.phone }
+
+    /// Codes live `codeLifetimeSeconds`, clamped to 1 minute … 10 minutes.
+    var codeLifetime: Millis { min(max(policy.codeLifetimeSeconds, 60), 600) * 1000 }
+
+    /// Numbers outside the project's SMS region allow-list are refused (test numbers send nothing).
+    func checkRegion(_ number: ParsedNumber) throws {
+        guard !number.isTest, let allowed = policy.allowedRegions else { return }
+        if !allowed.contains(number.region.uppercased()) {
+            throw AuthError(.operationNotAllowed, "SMS unable to be sent until this region enabled by the app developer.")
+        }
+    }
+
+    /// Real numbers outside dev mode need a single-use app token (`recaptchaToken`).
+    func verifyApp(_ number: ParsedNumber, token: String?, apiKey: String?) throws {
+        guard !project.devMode, !number.isTest else { return }
+        guard let token, !token.isEmpty else { throw AuthError(.missingClientIdentifier) }
+        try AppTokens(store: store, clock: clock, random: random).consume(token, project: project.id, apiKey: apiKey)
+    }
+
+    /// Send limits (durable): per number per hour and per day, per IP per hour. Test numbers and
+    /// dev mode are exempt; a number past its failure budget gets no new code anywhere.
+    func countSend(_ number: ParsedNumber, remoteAddress: String) throws {
+        let limits = Limits(store: store, clock: clock)
+        if try !limits.allows(PhoneSignIn.failureRule(policy), key: numberKey(number.e164)) { throw AuthError(.tooManyAttempts) }
+        guard !project.devMode, !number.isTest else { return }
+        let checks: [(Limits.Rule, String)] = [
+            (Limits.Rule("phone-send-number-hour", max: policy.sendsPerNumberPerHour, per: 3600), numberKey(number.e164)),
+            (Limits.Rule("phone-send-number-day", max: policy.sendsPerNumberPerDay, per: 86400), numberKey(number.e164)),
+            (Limits.Rule("phone-send-ip-hour", max: policy.sendsPerIPPerHour, per: 3600), project.id + "|" + remoteAddress),
+        ]
+        // Check every rule before counting any, so a refused send does not eat another budget.
+        for (rule, key) in checks where try !limits.allows(rule, key: key) { throw AuthError(.tooManyAttempts) }
+        for (rule, key) in checks { try limits.hit(rule, key: key) }
+    }
+
+    func numberKey(_ e164: String) -> String { project.id + "|" + e164 }
+
+    /// The per-number failure budget: wrong codes per day, across every code sent.
+    static func failureRule(_ policy: PhonePolicy) -> Limits.Rule {
+        Limits.Rule("phone-failures-number-day", max: policy.failureBudgetPerDay, per: 86400)
+    }
+
+    /// Creates the verification and, for real numbers, the SMS (inside the caller's transaction).
+    func issue(_ number: ParsedNumber, appID: String, keys: PhoneKeys, compose: (String) -> String) throws -> SendResult {
+        let now = clock.now()
+        let code = number.testCode ?? random.digits(6)
+        let nonce = random.bytes(18)
+        let sessionInfo = keys.sessionInfo(nonce: nonce)
+        let record = PhoneVerificationRecord(
+            sessionHash: PhoneSignIn.hash(sessionInfo: sessionInfo), projectID: project.id, phoneNumber: number.e164, appID: appID,
+            codeHash: keys.codeHash(code, nonce: nonce), nonce: nonce, createdAt: now, expiresAt: now + codeLifetime,
+            isTest: number.isTest)
+        try store.purgePhoneRecords(before: now - 86_400_000)
+        try store.insertPhoneVerification(record)
+        if !number.isTest {
+            let body = compose(code) + "\n\n@" + project.smsOriginDomain + " #" + code
+            let metadata: JSON = project.devMode
+                ? .obj(("sessionInfo", sessionInfo), ("code", code), ("phoneNumber", number.e164))
+                : .object([])
+            _ = try store.enqueue(OutboxMessage(projectID: project.id, channel: .sms, recipient: number.e164, body: body,
+                                                metadata: metadata.serialized(), nextAttemptAt: now, createdAt: now))
+        }
+        return result(record, sessionInfo: sessionInfo, queued: !number.isTest)
+    }
+
+    func result(_ r: PhoneVerificationRecord, keys: PhoneKeys, queued: Bool) -> SendResult {
+        result(r, sessionInfo: keys.sessionInfo(nonce: r.nonce), queued: queued)
+    }
+
+    func result(_ r: PhoneVerificationRecord, sessionInfo: String, queued: Bool) -> SendResult {
+        SendResult(sessionInfo: sessionInfo, phoneNumber: r.phoneNumber, smsQueued: queued, isTest: r.isTest, expiresAt: r.expiresAt,
+                   resendAvailableAt: r.createdAt + policy.resendAfterSeconds * 1000)
+    }
+}

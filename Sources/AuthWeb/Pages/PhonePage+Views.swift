@@ -1,0 +1,113 @@
+import AuthEngine
+import Foundation
+import HTTP
+
+/// The two steps of the hosted phone page as template values (`pages/phone`, `pages/phone_code`).
+extension PhonePage {
+    /// Step 1 (`pages/phone`): what the user typed and what went wrong.
+    struct NumberStep {
+        var continueURL: String
+        var region: String
+        var number: String
+        var error: String? = nil
+    }
+
+    static func renderNumber(_ ctx: Context, _ step: NumberStep, status: Int = 200) throws -> Response {
+        var response = Response.html("", status: status)
+        let lang = ctx.locale
+        var values: [String: Any] = [
+            "csrf": try CSRF.token(ctx, purpose: sendPurpose, response: &response),
+            "continueUrl": step.continueURL,
+            "number": step.number,
+            "countries": countries(lang: lang).map { ["code": $0.code, "label": $0.label, "selected": $0.code == step.region] },
+            "needsAppToken": !ctx.project.devMode,
+            "otherHref": "/__/auth/signin" + continueQuery(step.continueURL),
+        ]
+        if let e = step.error { values["error"] = e }
+        if ctx.project.devMode {
+            values["devNotice"] = (strings(ctx)["phone.devNotice"] ?? "")
+                .replacingOccurrences(of: "{url}", with: "/emulator/v1/projects/\(ctx.project.id)/verificationCodes")
+        }
+        response.body = Array(ctx.app.templates.render("pages/phone", ctx: ctx, values: values).utf8)
+        return response
+    }
+
+    /// Step 2 for `sessionInfo`; back to step 1 when it names nothing (tampered or purged).
+    static func renderCode(_ ctx: Context, sessionInfo: String, continueURL: String, error: AuthError? = nil, info: String? = nil,
+                           status: Int = 200) throws -> Response {
+        guard let st = try PhoneAPI.flow(ctx).status(sessionInfo: sessionInfo) else {
+            var step = NumberStep(continueURL: continueURL, region: defaultRegion(ctx), number: "")
+            step.error = message(error ?? AuthError(.invalidSessionInfo), ctx: ctx, status: nil)
+            return try renderNumber(ctx, step, status: 400)
+        }
+        var response = Response.html("", status: status)
+        let s = strings(ctx)
+        let now = ctx.now
+        let wait = max(0, (st.resendAvailableAt - now + 999) / 1000)
+        let minutes = max(1, (st.expiresAt - now + 59_999) / 60_000)
+        // The number goes between the two halves of the sentence, set apart in the markup.
+        let sentence = s["phone.code.lead"] ?? "{number}"
+        let lead = sentence.range(of: "{number}").map { (sentence[..<$0.lowerBound], sentence[$0.upperBound...]) }
+            ?? (sentence[...], ""[...])
+        var values: [String: Any] = [
+            "csrfVerify": try CSRF.token(ctx, purpose: verifyPurpose, response: &response),
+            "csrfSend": try CSRF.token(ctx, purpose: sendPurpose, response: &response),
+            "continueUrl": continueURL,
+            "sessionInfo": sessionInfo,
+            "phoneNumber": st.phoneNumber,
+            "leadBefore": String(lead.0), "leadAfter": String(lead.1),
+            "needsAppToken": !ctx.project.devMode,
+            "resendWait": wait,
+            "restartHref": "/__/auth/phone" + continueQuery(continueURL),
+        ]
+        if st.state == .pending {
+            values["expiresText"] = (s["phone.code.expires"] ?? "").replacingOccurrences(of: "{minutes}", with: String(minutes))
+        }
+        if wait > 0 { values["resendWaitText"] = (s["phone.code.resendIn"] ?? "").replacingOccurrences(of: "{seconds}", with: String(wait)) }
+        if let error { values["error"] = message(error, ctx: ctx, status: st) }
+        if let info { values["info"] = info }
+        response.body = Array(ctx.app.templates.render("pages/phone_code", ctx: ctx, values: values).utf8)
+        return response
+    }
+
+    // MARK: - Countries
+
+    /// One entry of the country list: ISO region and its localized label with the calling code.
+    struct Country { let code: String; let label: String }
+
+    private static let cacheLock = NSLockLike()
+    nonisolated(unsafe) private static var cache: [String: [Country]] = [:]
+
+    /// Every region libphonenumber knows, named in `lang` with its calling code, sorted by name.
+    static func countries(lang: String) -> [Country] {
+        if let hit = cacheLock.withLock({ cache[lang] }) { return hit }
+        let locale = Locale(identifier: lang)
+        let list = PhoneNumber.supportedRegions.compactMap { code -> (String, Country)? in
+            guard let cc = PhoneNumber.countryCode(forRegion: code) else { return nil }
+            let name = locale.localizedString(forRegionCode: code) ?? code
+            return (name.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: locale),
+                    Country(code: code, label: "\(name) (+\(cc))"))
+        }.sorted { $0.0 < $1.0 }.map(\.1)
+        cacheLock.withLock { cache[lang] = list }
+        return list
+    }
+
+    static func knownRegion(_ code: String) -> String? {
+        let c = code.uppercased()
+        return PhoneNumber.countryCode(forRegion: c) != nil && c.count == 2 ? c : nil
+    }
+
+    /// The region preselected in the country list, from the most preferred `Accept-Language` tag
+    /// that says something: its region (`pt-BR` → BR), else its language's usual country (`fr` → FR);
+    /// else the page locale's usual country.
+    static func defaultRegion(_ ctx: Context) -> String {
+        let usual = ["en": "US", "fr": "FR", "de": "DE", "pt": "BR", "id": "ID", "es": "ES", "it": "IT", "nl": "NL", "ja": "JP"]
+        for part in (ctx.request.header("accept-language") ?? "").split(separator: ",") {
+            let tag = part.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            let subtags = tag.replacingOccurrences(of: "_", with: "-").split(separator: "-").map(String.init)
+            if let region = subtags.dropFirst().first(where: { $0.count == 2 }).flatMap(knownRegion) { return region }
+            if let first = subtags.first, let region = usual[first.lowercased()] { return region }
+        }
+        return usual[ctx.locale] ?? "US"
+    }
+}

@@ -1,0 +1,62 @@
+import AuthEngine
+import Foundation
+
+/// A Twilio-compatible Messages resource: `POST {base}/2010-04-01/Accounts/{sid}/Messages.json`,
+/// HTTP basic auth (account SID, auth token), form body `To`, `From` or `MessagingServiceSid`,
+/// `Body`. 2xx = sent; 4xx except 408/429 = permanent; anything else is retried.
+struct TwilioSender: MessageSender {
+    static let defaultBaseURL = "https://api.twilio.com"
+
+    let baseURL: String
+    let accountSID: String
+    let authToken: String
+    let from: String?
+    let messagingServiceSID: String?
+    let timeout: Int
+
+    var keepsBody: Bool { false }
+
+    var url: String {
+        "\(baseURL)/2010-04-01/Accounts/\(FormEncoding.component(accountSID))/Messages.json"
+    }
+
+    func formBody(_ m: OutboxMessage) -> [UInt8] {
+        var pairs = [("To", m.recipient)]
+        if let from { pairs.append(("From", from)) } else if let messagingServiceSID { pairs.append(("MessagingServiceSid", messagingServiceSID)) }
+        pairs.append(("Body", m.body))
+        return Array(pairs.map { FormEncoding.component($0.0) + "=" + FormEncoding.component($0.1) }.joined(separator: "&").utf8)
+    }
+
+    func send(_ m: OutboxMessage) throws {
+        let credentials = Data("\(accountSID):\(authToken)".utf8).base64EncodedString()
+        let curl = try Curl()
+        let response: Curl.Response
+        do {
+            response = try curl.http(method: "POST", url: url, headers: [
+                "Authorization: Basic \(credentials)",
+                "Content-Type: application/x-www-form-urlencoded",
+                "Accept: application/json",
+            ], body: formBody(m), timeout: timeout)
+        } catch let e as CurlError {
+            throw DeliveryFailure("twilio: \(e)")
+        }
+        try HTTPOutcome.check(response, provider: "twilio")
+    }
+}
+
+/// `application/x-www-form-urlencoded` components: unreserved characters kept, the rest %XX.
+enum FormEncoding {
+    static func component(_ s: String) -> String {
+        var out = ""
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.append(Character(UnicodeScalar(b)))
+            default:
+                out += String(format: "%%%02X", b)
+            }
+        }
+        return out
+    }
+}
