@@ -117,11 +117,17 @@ public struct PhoneSignIn {
         }
     }
 
-    /// Real numbers outside dev mode need a single-use app token (`recaptchaToken`).
+    /// Real numbers outside dev mode need a single-use app token (`recaptchaToken`). Where none
+    /// is required (dev mode, test numbers) a Gatehouse token that is supplied is still consumed
+    /// once; other clients' placeholder tokens (emulator-style) are ignored there.
     func verifyApp(_ number: ParsedNumber, token: String?, apiKey: String?) throws {
-        guard !project.devMode, !number.isTest else { return }
+        let tokens = AppTokens(store: store, clock: clock, random: random)
+        if project.devMode || number.isTest {
+            if let token, token.hasPrefix(AppTokens.prefix) { try tokens.consume(token, project: project.id, apiKey: apiKey) }
+            return
+        }
         guard let token, !token.isEmpty else { throw AuthError(.missingClientIdentifier) }
-        try AppTokens(store: store, clock: clock, random: random).consume(token, project: project.id, apiKey: apiKey)
+        try tokens.consume(token, project: project.id, apiKey: apiKey)
     }
 
     /// Send limits (durable): per number per hour and per day, per IP per hour. Test numbers and
