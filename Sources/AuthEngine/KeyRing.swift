@@ -3,11 +3,12 @@ import AuthCrypto
 /// The signing keys of RFC 7515 RS256 tokens: the current signer plus every key still published.
 /// Reads the store (so every instance sees a rotation) and caches for a few seconds.
 ///
-/// Rotation never breaks a valid token: a new key is published at once but only starts signing
-/// `activationDelay` later (the JWKS `max-age`, far longer than the 5 s cache), so every instance
-/// and every third-party verifier knows it before the first token it signs; the old key keeps
-/// signing until then and stays published `retiredKeyLifetime` after it stops, longer than
-/// anything it signed can live. A key's `createdAt` is the moment it starts signing.
+/// Rotation never breaks a token Gatehouse issued: the old key stops signing but stays published
+/// `retiredKeyLifetime` after that, longer than anything it signed can live; an instance that
+/// meets an unknown `kid` (another instance just rotated) re-reads the store at once. A rotation
+/// may also be staged (`activationDelay`): the key is published at once and signs later, so that
+/// verifiers caching the key set (`max-age` 3600) know it before its first token. A key's
+/// `createdAt` is the moment it starts signing.
 public final class KeyRing: @unchecked Sendable {
     public struct Key: @unchecked Sendable {
         public let record: SigningKeyRecord
@@ -18,8 +19,8 @@ public final class KeyRing: @unchecked Sendable {
     /// Published lifetime of a retired key: the longest cookie (14 days) + the longest ID token (1 h).
     public static let retiredKeyLifetime: Millis = (14 * 24 + 1) * 3600 * 1000
     public static let cacheLifetime: Millis = 5_000
-    /// How long a new key is published before it signs: the `max-age` of the key endpoints.
-    public static let activationDelay: Millis = 3600 * 1000
+    /// The staging delay that covers every verifier honouring the key endpoints' `max-age`.
+    public static let stagingDelay: Millis = 3600 * 1000
     /// Re-reads the store on an unknown `kid` at most this often (an attacker cannot force reads).
     public static let unknownKidReloadInterval: Millis = 1_000
 
@@ -36,21 +37,21 @@ public final class KeyRing: @unchecked Sendable {
         let now = clock.now()
         if let cleanup = store as? SigningKeyCleanup { try cleanup.deleteExpiredSigningKeys(at: now) }
         if try store.publishedSigningKeys(at: now).contains(where: { $0.retiredAt.map { $0 > now } ?? true }) { return }
-        try rotate(store: store, random: random, immediately: true)
+        try rotate(store: store, random: random)
     }
 
-    /// Adds a new key. Staged (default): published now, signing from now + `activationDelay`,
-    /// while the current signer signs until then. `immediately` (first key, or a compromised
-    /// key): signs at once. Either way older signers stay published `retiredKeyLifetime` after
-    /// they stop signing; keys whose publication ended are deleted.
+    /// Adds a new signer: at once by default (gatehouse.md "a new key signs"), or published now
+    /// and signing from now + `activationDelay` while the current signer carries on (the first key
+    /// always signs at once). Older signers stay published `retiredKeyLifetime` after they stop
+    /// signing; keys whose publication ended are deleted.
     @discardableResult
-    public func rotate(store: SigningKeyStore, random: RandomSource, immediately: Bool = false) throws -> SigningKeyRecord {
+    public func rotate(store: SigningKeyStore, random: RandomSource, activationDelay: Millis = 0) throws -> SigningKeyRecord {
         let now = clock.now()
         let key = try RSAPrivateKey.generate(bits: 2048)
         let kid = Hex.encode(random.bytes(20))
         let record: SigningKeyRecord = try store.transaction {
             let hasSigner = try store.publishedSigningKeys(at: now).contains { $0.createdAt <= now && ($0.retiredAt.map { $0 > now } ?? true) }
-            let start = immediately || !hasSigner ? now : now + KeyRing.activationDelay
+            let start = hasSigner ? now + max(0, activationDelay) : now
             let record = SigningKeyRecord(
                 kid: kid, privatePEM: try key.pem(), publicPEM: try key.publicKey.pem(),
                 certificatePEM: try key.selfSignedCertificatePEM(commonName: "gatehouse-\(kid.prefix(8))", notBefore: now / 1000 - 60,
