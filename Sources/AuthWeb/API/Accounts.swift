@@ -17,10 +17,10 @@ enum AccountsAPI {
         if ctx.nonEmpty("oobCode") != nil { return try EmailLinkAPI.applyOobCode(&ctx) }
         let c = try changes(ctx, disabledKey: "disableUser")
         let account: Account
-        if ctx.isAdmin, ctx.has("localId") || !ctx.has("idToken") {
+        if ctx.isAdmin, ctx.bodyHas("localId") || !ctx.bodyHas("idToken") {
             account = try ctx.accountAdmin.update(project: ctx.project.id, c)
         } else {
-            guard ctx.has("idToken") else { throw AuthError(.invalidReqType, "Unsupported request parameters.") }
+            guard ctx.bodyHas("idToken") else { throw AuthError(.invalidReqType, "Unsupported request parameters.") }
             account = try ctx.accountProfile.update(idToken: ctx.string("idToken"), project: ctx.project.id, c)
         }
         return .json(.obj(
@@ -36,7 +36,7 @@ enum AccountsAPI {
 
     /// `accounts:delete`: admins by `localId`, users with their `idToken`.
     static func delete(_ ctx: inout Context) throws -> Response {
-        if ctx.isAdmin, ctx.has("localId") || !ctx.has("idToken") {
+        if ctx.isAdmin, ctx.bodyHas("localId") || !ctx.bodyHas("idToken") {
             guard let id = ctx.nonEmpty("localId") else { throw AuthError(.missingLocalID) }
             try ctx.accountAdmin.delete(project: ctx.project.id, localID: id)
         } else {
@@ -68,11 +68,11 @@ enum AccountsAPI {
     /// `accounts:signUp`: admins create an account (no tokens); others get an anonymous account.
     static func signUp(_ ctx: inout Context) throws -> Response {
         if ctx.isAdmin {
-            if ctx.has("idToken"), ctx.has("localId") { throw AuthError(.unexpectedParameter, "User ID") }
+            if ctx.bodyHas("idToken"), ctx.bodyHas("localId") { throw AuthError(.unexpectedParameter, "User ID") }
             return try create(&ctx)
         }
-        if ctx.has("localId") { throw AuthError(.unexpectedParameter, "User ID") }
-        if ctx.has("email") || ctx.has("password") || ctx.has("idToken") {
+        if ctx.bodyHas("localId") { throw AuthError(.unexpectedParameter, "User ID") }
+        if ctx.bodyHas("email") || ctx.bodyHas("password") || ctx.bodyHas("idToken") {
             throw AuthError(.operationNotAllowed, "Password sign-in is disabled for this project.")
         }
         let (a, t) = try ctx.accountProfile.signUpAnonymous(project: ctx.project.id, remoteAddress: ctx.request.remoteAddress)
@@ -100,15 +100,15 @@ enum AccountsAPI {
         c.displayName = ctx.string("displayName")
         c.photoURL = ctx.string("photoUrl")
         c.password = ctx.string("password")
-        if ctx.has("emailVerified") { c.emailVerified = ctx.bool("emailVerified") }
-        if ctx.has(disabledKey) { c.disabled = ctx.bool(disabledKey) }
-        if ctx.has("validSince") {
+        if ctx.bodyHas("emailVerified") { c.emailVerified = ctx.bool("emailVerified") }
+        if ctx.bodyHas(disabledKey) { c.disabled = ctx.bool(disabledKey) }
+        if ctx.bodyHas("validSince") {
             guard let s = ctx.string("validSince"), let v = Int64(s) else {
                 throw AuthError(.invalidArgument, "validSince must be a number of seconds")
             }
             c.validSince = v
         }
-        if ctx.has("customAttributes") {
+        if ctx.bodyHas("customAttributes") {
             guard let text = ctx.string("customAttributes") else { throw AuthError(.invalidClaims) }
             c.customAttributes = text
         }

@@ -37,5 +37,5 @@ extension Context {
     var sessionCookieValue: String? { request.cookies[project.session.cookieName] }
 
     /// Whether the body has a non-null value for `key`.
-    func has(_ key: String) -> Bool { body[key].map { !$0.isNull } ?? false }
+    func bodyHas(_ key: String) -> Bool { body[key].map { !$0.isNull } ?? false }
 }
