@@ -52,6 +52,7 @@ public struct AuthError: Error, Equatable, CustomStringConvertible {
         case invalidRefreshToken = "INVALID_REFRESH_TOKEN"
         case missingRefreshToken = "MISSING_REFRESH_TOKEN"
         case invalidGrantType = "INVALID_GRANT_TYPE"
+        case missingGrantType = "MISSING_GRANT_TYPE"
         case invalidSessionCookieDuration = "INVALID_SESSION_COOKIE_DURATION"
         case claimsTooLarge = "CLAIMS_TOO_LARGE"
         case invalidClaims = "INVALID_CLAIMS"

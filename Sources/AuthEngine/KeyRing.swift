@@ -2,6 +2,13 @@ import AuthCrypto
 
 /// The signing keys of RFC 7515 RS256 tokens: the current signer plus every key still published.
 /// Reads the store (so every instance sees a rotation) and caches for a few seconds.
+///
+/// Rotation never breaks a token Gatehouse issued: the old key stops signing but stays published
+/// `retiredKeyLifetime` after that, longer than anything it signed can live; an instance that
+/// meets an unknown `kid` (another instance just rotated) re-reads the store at once. A rotation
+/// may also be staged (`activationDelay`): the key is published at once and signs later, so that
+/// verifiers caching the key set (`max-age` 3600) know it before its first token. A key's
+/// `createdAt` is the moment it starts signing.
 public final class KeyRing: @unchecked Sendable {
     public struct Key: @unchecked Sendable {
         public let record: SigningKeyRecord
@@ -12,33 +19,48 @@ public final class KeyRing: @unchecked Sendable {
     /// Published lifetime of a retired key: the longest cookie (14 days) + the longest ID token (1 h).
     public static let retiredKeyLifetime: Millis = (14 * 24 + 1) * 3600 * 1000
     public static let cacheLifetime: Millis = 5_000
+    /// The staging delay that covers every verifier honouring the key endpoints' `max-age`.
+    public static let stagingDelay: Millis = 3600 * 1000
+    /// Re-reads the store on an unknown `kid` at most this often (an attacker cannot force reads).
+    public static let unknownKidReloadInterval: Millis = 1_000
 
     private let lock = NSLockLike()
     private var cached: (at: Millis, keys: [Key])?
+    private var lastForcedReload: Millis?
     private let clock: Clock
 
     public init(clock: Clock) { self.clock = clock }
 
-    /// Generates a key if the store has none yet (first start). Safe under concurrent starts.
+    /// Generates a key if none can sign yet (first start; signs at once), and deletes keys whose
+    /// publication ended. Safe under concurrent starts.
     public func ensureKey(store: SigningKeyStore, random: RandomSource) throws {
-        if try store.publishedSigningKeys(at: clock.now()).contains(where: { $0.retiredAt == nil }) { return }
+        let now = clock.now()
+        if let cleanup = store as? SigningKeyCleanup { try cleanup.deleteExpiredSigningKeys(at: now) }
+        if try store.publishedSigningKeys(at: now).contains(where: { $0.retiredAt.map { $0 > now } ?? true }) { return }
         try rotate(store: store, random: random)
     }
 
-    /// Adds a new signer; older signers stay published for `retiredKeyLifetime`.
+    /// Adds a new signer: at once by default (gatehouse.md "a new key signs"), or published now
+    /// and signing from now + `activationDelay` while the current signer carries on (the first key
+    /// always signs at once). Older signers stay published `retiredKeyLifetime` after they stop
+    /// signing; keys whose publication ended are deleted.
     @discardableResult
-    public func rotate(store: SigningKeyStore, random: RandomSource) throws -> SigningKeyRecord {
+    public func rotate(store: SigningKeyStore, random: RandomSource, activationDelay: Millis = 0) throws -> SigningKeyRecord {
         let now = clock.now()
         let key = try RSAPrivateKey.generate(bits: 2048)
         let kid = Hex.encode(random.bytes(20))
-        let record = SigningKeyRecord(
-            kid: kid, privatePEM: try key.pem(), publicPEM: try key.publicKey.pem(),
-            certificatePEM: try key.selfSignedCertificatePEM(commonName: "gatehouse-\(kid.prefix(8))", notBefore: now / 1000 - 60,
-                                                             validSeconds: 400 * 86400, serial: Int(now % 1_000_000_000)),
-            createdAt: now)
-        try store.transaction {
+        let record: SigningKeyRecord = try store.transaction {
+            let hasSigner = try store.publishedSigningKeys(at: now).contains { $0.createdAt <= now && ($0.retiredAt.map { $0 > now } ?? true) }
+            let start = hasSigner ? now + max(0, activationDelay) : now
+            let record = SigningKeyRecord(
+                kid: kid, privatePEM: try key.pem(), publicPEM: try key.publicKey.pem(),
+                certificatePEM: try key.selfSignedCertificatePEM(commonName: "gatehouse-\(kid.prefix(8))", notBefore: now / 1000 - 60,
+                                                                 validSeconds: 400 * 86400, serial: Int(now % 1_000_000_000)),
+                createdAt: start)
             try store.insertSigningKey(record)
-            try store.retireSigningKeys(except: kid, at: now, expiresAt: now + KeyRing.retiredKeyLifetime)
+            try store.retireSigningKeys(except: kid, at: start, expiresAt: start + KeyRing.retiredKeyLifetime)
+            if let cleanup = store as? SigningKeyCleanup { try cleanup.deleteExpiredSigningKeys(at: now) }
+            return record
         }
         invalidate()
         return record
@@ -47,9 +69,9 @@ public final class KeyRing: @unchecked Sendable {
     public func invalidate() { lock.withLock { cached = nil } }
 
     /// Published keys, newest first (cached briefly).
-    public func keys(store: SigningKeyStore) throws -> [Key] {
+    public func keys(store: SigningKeyStore, reload: Bool = false) throws -> [Key] {
         let now = clock.now()
-        if let c = lock.withLock({ cached }), now - c.at < KeyRing.cacheLifetime, now >= c.at { return c.keys }
+        if !reload, let c = lock.withLock({ cached }), now - c.at < KeyRing.cacheLifetime, now >= c.at { return c.keys }
         let previous = lock.withLock { cached?.keys ?? [] }
         let keys = try store.publishedSigningKeys(at: now).map { rec -> Key in
             if let old = previous.first(where: { $0.record.kid == rec.kid }) { return Key(record: rec, privateKey: old.privateKey, publicKey: old.publicKey) }
@@ -60,16 +82,29 @@ public final class KeyRing: @unchecked Sendable {
         return keys
     }
 
-    /// The current signer (newest key not retired).
+    /// The current signer: the newest key whose signing period has started and not ended
+    /// (falling back to the newest started key, so a skewed clock never stops signing).
     public func signer(store: SigningKeyStore) throws -> Key {
-        guard let k = try keys(store: store).first(where: { $0.record.retiredAt == nil }) else {
+        let now = clock.now()
+        let keys = try keys(store: store)
+        let started = keys.filter { $0.record.createdAt <= now }
+        guard let k = started.first(where: { $0.record.retiredAt.map { $0 > now } ?? true }) ?? started.first ?? keys.last else {
             throw PortError("keys", "no current signing key")
         }
         return k
     }
 
-    /// The published key with this `kid`, if any.
+    /// The published key with this `kid`, if any. An unknown `kid` re-reads the store (rate
+    /// limited), in case another instance just added a key.
     public func key(kid: String, store: SigningKeyStore) throws -> Key? {
-        try keys(store: store).first(where: { $0.record.kid == kid })
+        if let k = try keys(store: store).first(where: { $0.record.kid == kid }) { return k }
+        let now = clock.now()
+        let reload: Bool = lock.withLock {
+            if let last = lastForcedReload, now >= last, now - last < KeyRing.unknownKidReloadInterval { return false }
+            lastForcedReload = now
+            return true
+        }
+        guard reload else { return nil }
+        return try keys(store: store, reload: true).first(where: { $0.record.kid == kid })
     }
 }

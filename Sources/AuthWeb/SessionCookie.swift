@@ -2,23 +2,35 @@ import AuthEngine
 import HTTP
 
 /// The session cookie the hosted pages set after sign-in: a session JWT (issuer
-/// `https://session.firebase.google.com/<project>`), `HttpOnly; Secure; SameSite=Lax; Path=/`.
+/// `https://session.firebase.google.com/<project>`), `HttpOnly; Secure; SameSite=Lax; Path=/`,
+/// backed by a server-side session (its `sid` claim) so that the idle timeout
+/// (`SessionPolicy.idleTimeoutSeconds`) and sign-out are enforced by Gatehouse.
 enum SessionCookie {
     static func cookie(_ value: String, project: ProjectSettings, maxAge: Int?) -> Cookie {
         Cookie(name: project.session.cookieName, value: value, path: "/", domain: project.session.cookieDomain, maxAge: maxAge,
                secure: true, httpOnly: true, sameSite: .lax)
     }
 
-    /// Mints the cookie for `account` signed in with `provider` and adds it to `response`.
+    /// Starts a session for `account` signed in with `provider` and adds its cookie to
+    /// `response`. A session the browser already had is revoked (one cookie, one session).
     static func set(for account: Account, provider: String, ctx: Context, response: inout Response) throws {
-        let lifetime = ctx.project.session.cookieLifetimeSeconds
-        let now = ctx.app.clock.nowSeconds
-        let claims = ctx.app.tokens.claims(for: account, provider: provider, kind: .sessionCookie, issuedAt: now, lifetime: lifetime, authTime: now)
-        let jwt = try ctx.app.tokens.sign(claims, store: ctx.store)
-        response.addCookie(cookie(jwt, project: ctx.project, maxAge: Int(lifetime)))
+        let policy = ctx.project.session
+        if let previous = ctx.sessionCookieValue {
+            _ = try? ctx.sessions.signOut(cookie: previous, project: ctx.project.id, cache: SessionProcess.cache)
+        }
+        let jwt = try ctx.sessions.startHostedSession(account: account, provider: provider, lifetime: policy.cookieLifetimeSeconds,
+                                                      idleTimeout: policy.idleTimeoutSeconds)
+        response.addCookie(cookie(jwt, project: ctx.project, maxAge: Int(policy.cookieLifetimeSeconds)))
+        SessionProcess.purgeIfDue(ctx)
     }
 
+    /// Revokes the request's session (if any) and deletes the cookie.
     static func clear(ctx: Context, response: inout Response) {
+        if let current = ctx.sessionCookieValue {
+            do { try ctx.sessions.signOut(cookie: current, project: ctx.project.id, cache: SessionProcess.cache) } catch {
+                Log.warning("sign-out: could not revoke the session: \(error)", requestID: ctx.request.requestID)
+            }
+        }
         response.addCookie(cookie("", project: ctx.project, maxAge: 0))
     }
 }

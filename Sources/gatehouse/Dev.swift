@@ -66,6 +66,8 @@ struct Dev: ParsableCommand {
             try? fm.removeItem(atPath: dest)
             try fm.copyItem(atPath: root + "/nginx/" + f, toPath: dest)
         }
+        // A socket left by a killed nginx would stop the next start.
+        try? fm.removeItem(atPath: dir + "/demo-upstream.sock")
         for t in ["client_body", "fastcgi", "proxy", "uwsgi", "scgi"] { try fm.createDirectory(atPath: dir + "/tmp/" + t, withIntermediateDirectories: true) }
         // Run as root only when started as root (CI containers); workers then read the data folder.
         let user = geteuid() == 0 ? "user root root;\n" : ""
@@ -98,6 +100,19 @@ struct Dev: ParsableCommand {
 
                 include gatehouse/gatehouse-locations.conf;
 
+                # The demo: a page only signed-in visitors see, protected exactly as any site would be.
+                # Open /demo/ → sign in → back here, with the identity the upstream received.
+                location /demo/ {
+                    include gatehouse/protect.conf;
+                    proxy_pass http://unix:\(dir)/demo-upstream.sock:/;
+                }
+                # Signed in is not enough here: the custom claim role=admin is required (403 otherwise).
+                location /demo/admin/ {
+                    set $gatehouse_require_claim "role=admin";
+                    include gatehouse/protect.conf;
+                    proxy_pass http://unix:\(dir)/demo-upstream.sock:/admin/;
+                }
+
                 # Dev mode: the emulator helpers and admin APIs are reachable (loopback only).
                 location ^~ /emulator/ {
                     include gatehouse/gatehouse-fastcgi.conf;
@@ -109,6 +124,16 @@ struct Dev: ParsableCommand {
                 }
                 location / {
                     return 404;
+                }
+            }
+
+            # The demo's upstream (reachable only through /demo/): shows the identity headers it got.
+            server {
+                listen unix:\(dir)/demo-upstream.sock;
+                location / {
+                    default_type text/plain;
+                    add_header Cache-Control "no-store" always;
+                    return 200 "Gatehouse demo: you are signed in.\\n\\nThe upstream behind nginx/protect.conf received these headers:\\n\\nX-Auth-User-Id: $http_x_auth_user_id\\nX-Auth-Phone: $http_x_auth_phone\\nX-Auth-Email: $http_x_auth_email\\nX-Auth-Provider: $http_x_auth_provider\\n\\nYour account and sign-out: $http_x_forwarded_proto://$host:\(port)/__/auth/account\\n";
                 }
             }
         }

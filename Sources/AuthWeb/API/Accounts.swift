@@ -1,17 +1,119 @@
 import AuthEngine
 import HTTP
 
-/// Account management for the Admin SDKs and signed-in users (firebase-wire.md §2.6–§2.9, §2.12, §2.13).
+/// Account management for the Admin SDKs and signed-in users (firebase-wire.md §2.7–§2.9,
+/// §2.12, §2.13, §2.18). Admin calls are authenticated by the route guards.
 enum AccountsAPI {
-    static func create(_ ctx: inout Context) throws -> Response { throw AuthError(.notImplemented, "AccountsAPI.create") }
-    static func update(_ ctx: inout Context) throws -> Response {
-        if ctx.body["oobCode"] != nil { return try EmailLinkAPI.applyOobCode(&ctx) }
-        throw AuthError(.notImplemented, "AccountsAPI.update")
+    /// Admin create, `POST …/projects/{p}/accounts` → `localId`.
+    static func create(_ ctx: inout Context) throws -> Response {
+        let a = try ctx.accountAdmin.create(project: ctx.project.id, try changes(ctx, disabledKey: "disabled"))
+        return .json(.obj(("kind", "identitytoolkit#SignupNewUserResponse"), ("localId", a.localID), ("email", a.email),
+                          ("displayName", a.displayName)))
     }
-    static func delete(_ ctx: inout Context) throws -> Response { throw AuthError(.notImplemented, "AccountsAPI.delete") }
-    static func batchDelete(_ ctx: inout Context) throws -> Response { throw AuthError(.notImplemented, "AccountsAPI.batchDelete") }
-    static func batchGet(_ ctx: inout Context) throws -> Response { throw AuthError(.notImplemented, "AccountsAPI.batchGet") }
-    static func signUp(_ ctx: inout Context) throws -> Response { throw AuthError(.notImplemented, "AccountsAPI.signUp") }
-    static func projectConfig(_ ctx: inout Context) throws -> Response { throw AuthError(.notImplemented, "AccountsAPI.projectConfig") }
-    static func emulatorDeleteAccounts(_ ctx: inout Context) throws -> Response { throw AuthError(.notImplemented, "AccountsAPI.emulatorDeleteAccounts") }
+
+    /// `accounts:update`: an `oobCode` applies an email action; admins update by `localId`;
+    /// users update their own profile with an `idToken`.
+    static func update(_ ctx: inout Context) throws -> Response {
+        if ctx.nonEmpty("oobCode") != nil { return try EmailLinkAPI.applyOobCode(&ctx) }
+        let c = try changes(ctx, disabledKey: "disableUser")
+        let account: Account
+        if ctx.isAdmin, ctx.bodyHas("localId") || !ctx.bodyHas("idToken") {
+            account = try ctx.accountAdmin.update(project: ctx.project.id, c)
+        } else {
+            guard ctx.bodyHas("idToken") else { throw AuthError(.invalidReqType, "Unsupported request parameters.") }
+            account = try ctx.accountProfile.update(idToken: ctx.string("idToken"), project: ctx.project.id, c)
+        }
+        return .json(.obj(
+            ("kind", "identitytoolkit#SetAccountInfoResponse"),
+            ("localId", account.localID),
+            ("email", account.email),
+            ("emailVerified", account.email == nil ? nil : account.emailVerified),
+            ("displayName", account.displayName),
+            ("photoUrl", account.photoURL),
+            ("providerUserInfo", JSON.array(account.providers.map(UserInfoJSON.provider)))
+        ))
+    }
+
+    /// `accounts:delete`: admins by `localId`, users with their `idToken`.
+    static func delete(_ ctx: inout Context) throws -> Response {
+        if ctx.isAdmin, ctx.bodyHas("localId") || !ctx.bodyHas("idToken") {
+            guard let id = ctx.nonEmpty("localId") else { throw AuthError(.missingLocalID) }
+            try ctx.accountAdmin.delete(project: ctx.project.id, localID: id)
+        } else {
+            try ctx.accountProfile.delete(idToken: ctx.string("idToken"), project: ctx.project.id)
+        }
+        return .json(.obj(("kind", "identitytoolkit#DeleteAccountResponse")))
+    }
+
+    /// `accounts:batchDelete` `{localIds[≤1000], force}` → `{errors?}`.
+    static func batchDelete(_ ctx: inout Context) throws -> Response {
+        let errors = try ctx.accountAdmin.batchDelete(project: ctx.project.id, localIDs: ctx.stringArray("localIds"), force: ctx.bool("force"))
+        let list: JSON? = errors.isEmpty ? nil : .array(errors.map { .obj(("index", $0.index), ("localId", $0.localID), ("message", $0.message)) })
+        return .json(.obj(("errors", list)))
+    }
+
+    /// `GET accounts:batchGet?maxResults=&nextPageToken=` (users ordered by `localId`).
+    static func batchGet(_ ctx: inout Context) throws -> Response {
+        var max: Int?
+        if let raw = ctx.request.query("maxResults"), !raw.isEmpty {
+            guard let n = Int(raw) else { throw AuthError(.invalidArgument, "maxResults must be an integer") }
+            max = n
+        }
+        let page = try ctx.accountAdmin.list(project: ctx.project.id, maxResults: max, pageToken: ctx.request.query("nextPageToken"))
+        return .json(.obj(("kind", "identitytoolkit#DownloadAccountResponse"),
+                          ("users", JSON.array(page.users.map { UserInfoJSON.encode($0, privileged: true) })),
+                          ("nextPageToken", page.nextPageToken)))
+    }
+
+    /// `accounts:signUp`: admins create an account (no tokens); others get an anonymous account.
+    static func signUp(_ ctx: inout Context) throws -> Response {
+        if ctx.isAdmin {
+            if ctx.bodyHas("idToken"), ctx.bodyHas("localId") { throw AuthError(.unexpectedParameter, "User ID") }
+            return try create(&ctx)
+        }
+        if ctx.bodyHas("localId") { throw AuthError(.unexpectedParameter, "User ID") }
+        if ctx.bodyHas("email") || ctx.bodyHas("password") || ctx.bodyHas("idToken") {
+            throw AuthError(.operationNotAllowed, "Password sign-in is disabled for this project.")
+        }
+        let (a, t) = try ctx.accountProfile.signUpAnonymous(project: ctx.project.id, remoteAddress: ctx.request.remoteAddress)
+        return .json(.obj([("kind", "identitytoolkit#SignupNewUserResponse"), ("localId", a.localID)] + t.wirePairs),
+                     headers: [("Cache-Control", "no-store")])
+    }
+
+    /// `GET /v1/projects` (legacy `getProjectConfig`): project number and authorized domains.
+    static func projectConfig(_ ctx: inout Context) throws -> Response {
+        .json(.obj(("projectId", ctx.project.projectNumber), ("authorizedDomains", ctx.project.authorizedDomains)))
+    }
+
+    /// `DELETE /emulator/v1/projects/{p}/accounts` (dev mode only): every account goes.
+    static func emulatorDeleteAccounts(_ ctx: inout Context) throws -> Response {
+        try ctx.accountAdmin.deleteAll(project: ctx.project.id)
+        return .json(.object([]))
+    }
+
+    /// The body's account fields as plain values.
+    static func changes(_ ctx: Context, disabledKey: String) throws -> AccountChanges {
+        var c = AccountChanges()
+        c.localID = ctx.string("localId")
+        c.email = ctx.string("email")
+        c.phoneNumber = ctx.string("phoneNumber")
+        c.displayName = ctx.string("displayName")
+        c.photoURL = ctx.string("photoUrl")
+        c.password = ctx.string("password")
+        if ctx.bodyHas("emailVerified") { c.emailVerified = ctx.bool("emailVerified") }
+        if ctx.bodyHas(disabledKey) { c.disabled = ctx.bool(disabledKey) }
+        if ctx.bodyHas("validSince") {
+            guard let s = ctx.string("validSince"), let v = Int64(s) else {
+                throw AuthError(.invalidArgument, "validSince must be a number of seconds")
+            }
+            c.validSince = v
+        }
+        if ctx.bodyHas("customAttributes") {
+            guard let text = ctx.string("customAttributes") else { throw AuthError(.invalidClaims) }
+            c.customAttributes = text
+        }
+        c.deleteAttributes = ctx.stringArray("deleteAttribute")
+        c.deleteProviders = ctx.stringArray("deleteProvider")
+        return c
+    }
 }

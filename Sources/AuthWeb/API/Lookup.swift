@@ -2,7 +2,8 @@ import AuthEngine
 import HTTP
 
 /// `accounts:lookup` (legacy `getAccountInfo`), firebase-wire.md §2.6. Unprivileged callers pass
-/// `idToken` and get exactly one user; admins look up by `localId[]`, `email[]`, `phoneNumber[]`.
+/// `idToken` and get exactly one user; admins look up by `localId[]`, `email[]`, `phoneNumber[]`,
+/// `federatedUserId[{providerId, rawId}]`.
 /// `users` is omitted entirely when nothing matched.
 enum LookupAPI {
     static func lookup(_ ctx: inout Context) throws -> Response {
@@ -13,6 +14,10 @@ enum LookupAPI {
             for p in ctx.stringArray("phoneNumber") {
                 let e164 = (try? PhoneNumber(parsing: p).e164) ?? p
                 if let a = try ctx.store.account(project: ctx.project.id, phoneNumber: e164) { found.append(a) }
+            }
+            for f in ctx.body["federatedUserId"]?.arrayValue ?? [] {
+                guard let provider = f["providerId"]?.stringValue, let raw = f["rawId"]?.stringValue, !provider.isEmpty, !raw.isEmpty else { continue }
+                if let a = try ctx.store.account(project: ctx.project.id, providerID: provider, rawID: raw) { found.append(a) }
             }
         } else {
             let (account, _) = try ctx.accounts.account(forIDToken: ctx.string("idToken"), project: ctx.project.id)

@@ -1,7 +1,42 @@
 import AuthEngine
 import HTTP
 
-/// GET /__/auth/verify for nginx auth_request.
+/// `GET /__/auth/verify`, the target of nginx `auth_request` (gatehouse.md "Tokens, sessions,
+/// nginx"; `nginx/protect.conf`). Reads the session cookie and answers:
+/// - 200 with `X-Auth-User-Id`, `X-Auth-Phone`, `X-Auth-Email`, `X-Auth-Provider`;
+/// - 401 with `Location: <origin>/__/auth/signin?continueUrl=<X-Original-URL>` when not signed in;
+/// - 403 when signed in but the location's requirement (`X-Gatehouse-Require-Users`,
+///   `X-Gatehouse-Require-Claim`) is not met.
+/// Never sets a cookie. Costs one RS256 verification plus a session lookup cached per process.
 enum VerifyAPI {
-    static func verify(_ ctx: inout Context) throws -> Response { throw AuthError(.notImplemented, "VerifyAPI.verify") }
+    static let noStore = ("Cache-Control", "no-store")
+
+    static func verify(_ ctx: inout Context) throws -> Response {
+        if let id = ctx.request.header("x-gatehouse-project"), !id.isEmpty {
+            guard let p = ctx.app.settings.project(id: id) else { throw AuthError(.projectNotFound) }
+            ctx.project = p
+        }
+        let check = try ctx.sessions.authorize(cookie: ctx.sessionCookieValue, project: ctx.project.id, cache: SessionProcess.cache)
+        guard let identity = check.identity else {
+            if case let .signedOut(reason) = check, reason != .missing {
+                Log.debug("verify: refused (\(reason.rawValue))", requestID: ctx.request.requestID)
+            }
+            return Response(status: 401, headers: [("Location", signInURL(ctx, continueURL: ctx.request.header("x-original-url"))), noStore])
+        }
+        let rule = SessionRequirements(users: ctx.request.header("x-gatehouse-require-users"),
+                                       claims: ctx.request.header("x-gatehouse-require-claim"))
+        guard rule.allows(identity) else { return Response(status: 403, headers: [noStore]) }
+        var headers: [(String, String)] = [("X-Auth-User-Id", identity.uid), ("X-Auth-Provider", identity.provider)]
+        if let p = identity.account.phoneNumber { headers.append(("X-Auth-Phone", p)) }
+        if let e = identity.account.email { headers.append(("X-Auth-Email", e)) }
+        headers.append(noStore)
+        return Response(status: 200, headers: headers)
+    }
+
+    /// The hosted sign-in page, with `continueUrl` only when it is safe to come back to.
+    static func signInURL(_ ctx: Context, continueURL: String?) -> String {
+        let base = ctx.origin + "/__/auth/signin"
+        guard let back = ContinueURL.safe(continueURL, project: ctx.project) else { return base }
+        return base + "?continueUrl=" + FormDecoding.percentEncode(back)
+    }
 }

@@ -1,8 +1,64 @@
 import AuthEngine
 import HTTP
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// The signed-in page and sign-out.
+/// `GET /__/auth/account`: who you are, how you signed in, and a sign-out button.
+/// `POST /__/auth/signout` (CSRF-checked): revokes the server-side session, deletes the cookie,
+/// and redirects to a safe `continueUrl` or back to the account page.
 enum AccountPage {
-    static func show(_ ctx: inout Context) throws -> Response { throw AuthError(.notImplemented, "AccountPage.show") }
-    static func signOut(_ ctx: inout Context) throws -> Response { throw AuthError(.notImplemented, "AccountPage.signOut") }
+    static let csrfPurpose = "signout"
+
+    static func show(_ ctx: inout Context) throws -> Response {
+        var response = Response()
+        let strings = ctx.app.templates.locales.strings(for: ctx.locale)
+        let back = ContinueURL.safe(ctx.request.query("continueUrl"), project: ctx.project)
+        var values: [String: Any] = [
+            "signedOut": ctx.request.query("signedOut") == "1",
+            "signInHref": "/__/auth/signin?continueUrl=" + FormDecoding.percentEncode(ctx.origin + "/__/auth/account"),
+        ]
+        let check = try ctx.sessions.authorize(cookie: ctx.sessionCookieValue, project: ctx.project.id, cache: SessionProcess.cache)
+        if let id = check.identity {
+            let a = id.account
+            let idle = id.idleTimeoutSeconds
+            var user: [String: Any] = [
+                "name": a.displayName ?? a.email ?? a.phoneNumber ?? (strings["account.anonymous_user"] ?? "—"),
+                "uid": a.localID,
+                "method": strings["account.provider.\(id.provider)"] ?? strings["account.provider.other"] ?? id.provider,
+                "authTime": display(id.authTime),
+                "authTimeISO": UserInfoJSON.rfc3339(id.authTime * 1000),
+                "expires": display(id.expiresAt),
+                "expiresISO": UserInfoJSON.rfc3339(id.expiresAt * 1000),
+                "idleNote": idle <= 0 ? "" : (strings["account.idle_note"] ?? "").replacingOccurrences(of: "{minutes}", with: String(max(1, idle / 60))),
+                "csrf": try CSRF.token(ctx, purpose: csrfPurpose, response: &response),
+            ]
+            if let p = a.phoneNumber { user["phone"] = p }
+            if let e = a.email { user["email"] = e }
+            if let back { user["continueUrl"] = back }
+            values["user"] = user
+        }
+        let html = ctx.app.templates.render("pages/account", ctx: ctx, values: values)
+        response.status = 200
+        response.headers.insert(("Content-Type", "text/html; charset=utf-8"), at: 0)
+        response.body = Array(html.utf8)
+        return response
+    }
+
+    static func signOut(_ ctx: inout Context) throws -> Response {
+        try CSRF.verify(ctx, purpose: csrfPurpose, token: ctx.request.formField(CSRF.fieldName))
+        let back = ContinueURL.safe(ctx.request.formField("continueUrl"), project: ctx.project)
+        var response = Response.redirect(to: back ?? "/__/auth/account?signedOut=1")
+        SessionCookie.clear(ctx: ctx, response: &response)
+        return response
+    }
+
+    /// `2026-01-01 09:30 UTC`
+    static func display(_ seconds: Int64) -> String {
+        var t = time_t(seconds)
+        var tm = tm()
+        gmtime_r(&t, &tm)
+        func pad(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(tm.tm_year + 1900)-\(pad(tm.tm_mon + 1))-\(pad(tm.tm_mday)) \(pad(tm.tm_hour)):\(pad(tm.tm_min)) UTC"
+    }
 }

@@ -1,0 +1,209 @@
+/// Fields of an admin `accounts` create or `accounts:update` (firebase-wire.md §2.7, §2.9).
+/// nil = not sent.
+public struct AccountChanges: Sendable {
+    public var localID: String?
+    public var email: String?
+    public var phoneNumber: String?
+    public var displayName: String?
+    public var photoURL: String?
+    public var password: String?
+    public var emailVerified: Bool?
+    public var disabled: Bool?
+    /// Seconds; tokens issued before it are revoked.
+    public var validSince: Int64?
+    public var customAttributes: String?
+    /// `DISPLAY_NAME`, `PHOTO_URL`, `EMAIL`, `PASSWORD`.
+    public var deleteAttributes: [String] = []
+    /// Provider ids, e.g. `phone`, `password`.
+    public var deleteProviders: [String] = []
+    public init() {}
+}
+
+/// Account management for the Admin SDKs and the `gatehouse users` command: create, update,
+/// revoke, delete, list. Every flow is one transaction; changes that affect signed-in sessions
+/// evict them from `cache`.
+public struct AccountAdmin {
+    public static let maxBatch = 1000
+    public static let defaultPageSize = 20
+
+    public let store: AccountStore & SessionStore & AuditStore
+    public let clock: Clock
+    public let random: RandomSource
+    public let cache: SessionCache?
+
+    public init(store: AccountStore & SessionStore & AuditStore, clock: Clock, random: RandomSource, cache: SessionCache? = nil) {
+        self.store = store; self.clock = clock; self.random = random; self.cache = cache
+    }
+
+    /// Admin create (`POST …/accounts`). `DUPLICATE_LOCAL_ID`, `INVALID_PHONE_NUMBER : …`,
+    /// `PHONE_NUMBER_EXISTS`, `INVALID_EMAIL`, `EMAIL_EXISTS`; a password →
+    /// `OPERATION_NOT_ALLOWED` (Gatehouse has no password sign-in).
+    public func create(project: String, _ c: AccountChanges) throws -> Account {
+        let now = clock.now()
+        return try store.transaction {
+            if let id = c.localID {
+                try AccountRules.checkLocalID(id)
+                if try store.account(project: project, localID: id) != nil { throw AuthError(.duplicateLocalID) }
+            }
+            if c.password != nil { throw AccountRules.noPasswords }
+            let id = try c.localID ?? newLocalID(project: project)
+            var a = Account(projectID: project, localID: id, createdAt: now)
+            if let p = c.phoneNumber, !p.isEmpty {
+                a.phoneNumber = try AccountRules.phone(p)
+                if try store.account(project: project, phoneNumber: a.phoneNumber!) != nil { throw AuthError(.phoneNumberExists) }
+            }
+            if let e = c.email, !e.isEmpty {
+                a.email = try AccountRules.email(e)
+                if try store.account(project: project, email: a.email!) != nil { throw AuthError(.emailExists) }
+            }
+            a.displayName = try AccountRules.text(c.displayName, "displayName")
+            a.photoURL = try AccountRules.text(c.photoURL, "photoUrl")
+            a.emailVerified = a.email != nil && (c.emailVerified ?? false)
+            a.disabled = c.disabled ?? false
+            AccountRules.normaliseProviders(&a)
+            try store.insertAccount(a)
+            try store.audit(AuditEvent(projectID: project, event: "admin_create", localID: id), at: now)
+            return a
+        }
+    }
+
+    /// Admin update by `localId` (`MISSING_LOCAL_ID`, `USER_NOT_FOUND`, plus the field errors of
+    /// `create`, `CLAIMS_TOO_LARGE`, `INVALID_CLAIMS`, `FORBIDDEN_CLAIM : <name>`).
+    public func update(project: String, _ c: AccountChanges) throws -> Account {
+        guard let id = c.localID, !id.isEmpty else { throw AuthError(.missingLocalID) }
+        let now = clock.now()
+        let updated: Account = try store.transaction {
+            guard var a = try store.account(project: project, localID: id) else { throw AuthError(.userNotFound) }
+            if c.password != nil { throw AccountRules.noPasswords }
+            let claims = try c.customAttributes.map(CustomClaims.validate)
+            if let e = c.email, !e.isEmpty {
+                let email = try AccountRules.email(e)
+                if email != a.email {
+                    if try store.account(project: project, email: email) != nil { throw AuthError(.emailExists) }
+                    a.email = email
+                    a.emailVerified = false
+                }
+            }
+            if let p = c.phoneNumber, !p.isEmpty {
+                let phone = try AccountRules.phone(p)
+                if phone != a.phoneNumber {
+                    if try store.account(project: project, phoneNumber: phone) != nil { throw AuthError(.phoneNumberExists) }
+                    a.phoneNumber = phone
+                }
+            }
+            if let n = c.displayName { a.displayName = try AccountRules.text(n, "displayName") }
+            if let u = c.photoURL { a.photoURL = try AccountRules.text(u, "photoUrl") }
+            if let v = c.emailVerified { a.emailVerified = a.email != nil && v }
+            if let d = c.disabled { a.disabled = d }
+            if let claims { a.customAttributes = claims }
+            try AccountRules.apply(deleteAttributes: c.deleteAttributes, deleteProviders: c.deleteProviders, to: &a)
+            if let v = c.validSince { try revokeLocked(&a, validSince: v, now: now) }
+            try store.updateAccount(a)
+            try store.audit(AuditEvent(projectID: project, event: "admin_update", localID: id), at: now)
+            return a
+        }
+        cache?.evict(project: project, localID: id)
+        return updated
+    }
+
+    /// Revokes every session and refresh token of a user issued before `validSince` (default now).
+    @discardableResult
+    public func revoke(project: String, localID: String, validSince: Int64? = nil) throws -> Account {
+        let now = clock.now()
+        let a: Account = try store.transaction {
+            guard var a = try store.account(project: project, localID: localID) else { throw AuthError(.userNotFound) }
+            try revokeLocked(&a, validSince: validSince ?? now / 1000, now: now)
+            try store.updateAccount(a)
+            return a
+        }
+        cache?.evict(project: project, localID: localID)
+        return a
+    }
+
+    /// Sets `validSince` and marks stored refresh tokens and sessions revoked. A `validSince` of
+    /// the current second revokes everything issued before this call (not just before the second).
+    func revokeLocked(_ a: inout Account, validSince: Int64, now: Millis) throws {
+        guard validSince >= 0 else { throw AuthError(.invalidArgument, "validSince must be a non-negative number of seconds") }
+        a.validSince = validSince
+        let cutoff = validSince >= now / 1000 ? now + 1 : validSince * 1000
+        let tokens = try store.revokeRefreshTokens(project: a.projectID, localID: a.localID, createdBefore: cutoff, at: now)
+        let sessions = try store.revokeSessions(project: a.projectID, localID: a.localID, createdBefore: cutoff, at: now)
+        try store.audit(AuditEvent(projectID: a.projectID, event: "revoke", localID: a.localID,
+                                   detail: "validSince=\(validSince) refreshTokens=\(tokens) sessions=\(sessions)"), at: now)
+    }
+
+    /// Deletes a user with its tokens and sessions (`USER_NOT_FOUND` if absent).
+    public func delete(project: String, localID: String) throws {
+        let now = clock.now()
+        try store.transaction {
+            guard try store.deleteAccount(project: project, localID: localID) else { throw AuthError(.userNotFound) }
+            try store.deleteTokensAndSessions(project: project, localID: localID)
+            try store.audit(AuditEvent(projectID: project, event: "delete", localID: localID), at: now)
+        }
+        cache?.evict(project: project, localID: localID)
+    }
+
+    /// One refusal of `batchDelete`.
+    public struct BatchDeleteError: Sendable, Equatable {
+        public let index: Int
+        public let localID: String
+        public let message: String
+    }
+
+    /// `accounts:batchDelete`: 1…1000 ids (`LOCAL_ID_LIST_EXCEEDS_LIMIT`); unknown ids are
+    /// skipped; enabled accounts are refused unless `force`.
+    public func batchDelete(project: String, localIDs: [String], force: Bool) throws -> [BatchDeleteError] {
+        guard (1...AccountAdmin.maxBatch).contains(localIDs.count) else { throw AuthError(.localIDListExceedsLimit) }
+        let now = clock.now()
+        var deleted: [String] = []
+        let errors: [BatchDeleteError] = try store.transaction {
+            var errors: [BatchDeleteError] = []
+            for (i, id) in localIDs.enumerated() {
+                guard let a = try store.account(project: project, localID: id) else { continue }
+                if !a.disabled && !force {
+                    errors.append(BatchDeleteError(index: i, localID: id, message: "NOT_DISABLED : Disable the account before batch deletion."))
+                    continue
+                }
+                _ = try store.deleteAccount(project: project, localID: id)
+                try store.deleteTokensAndSessions(project: project, localID: id)
+                deleted.append(id)
+            }
+            try store.audit(AuditEvent(projectID: project, event: "batch_delete", detail: "deleted=\(deleted.count)"), at: now)
+            return errors
+        }
+        for id in deleted { cache?.evict(project: project, localID: id) }
+        return errors
+    }
+
+    /// One page of users ordered by `localId`; the page token is opaque to callers.
+    public func list(project: String, maxResults: Int?, pageToken: String?) throws -> (users: [Account], nextPageToken: String?) {
+        let size = min(max(maxResults ?? AccountAdmin.defaultPageSize, 1), AccountAdmin.maxBatch)
+        var after: String?
+        if let t = pageToken, !t.isEmpty {
+            guard let id = AccountRules.decodePageToken(t) else { throw AuthError(.invalidArgument, "INVALID_PAGE_SELECTION") }
+            after = id
+        }
+        var users = try store.listAccounts(project: project, after: after, limit: size + 1)
+        var next: String?
+        if users.count > size {
+            users.removeLast(users.count - size)
+            next = users.last.map { AccountRules.encodePageToken($0.localID) }
+        }
+        return (users, next)
+    }
+
+    /// Deletes every account of the project (emulator helper, dev mode only).
+    @discardableResult
+    public func deleteAll(project: String) throws -> Int {
+        let n = try store.deleteAllAccounts(project: project)
+        cache?.removeAll()
+        return n
+    }
+
+    func newLocalID(project: String) throws -> String {
+        while true {
+            let id = random.userID()
+            if try store.account(project: project, localID: id) == nil { return id }
+        }
+    }
+}

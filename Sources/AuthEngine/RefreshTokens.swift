@@ -1,0 +1,74 @@
+/// Secure Token `v1/token` with `grant_type=refresh_token` (firebase-wire.md §2.10, §3.2, §3.3):
+/// every use rotates the refresh token; a rotated token presented again outside the grace
+/// window revokes its whole family (it was stolen, or a client raced itself for too long).
+public struct RefreshTokens {
+    /// What a successful refresh returns.
+    public struct Result: Sendable, Equatable {
+        public let idToken: String
+        public let refreshToken: String
+        public let expiresIn: Int64
+        public let localID: String
+    }
+
+    public let store: AccountStore & SessionStore & SigningKeyStore & AuditStore
+    public let tokens: TokenService
+    public let random: RandomSource
+
+    public init(store: AccountStore & SessionStore & SigningKeyStore & AuditStore, tokens: TokenService, random: RandomSource) {
+        self.store = store; self.tokens = tokens; self.random = random
+    }
+
+    private enum Outcome {
+        case issued(Result)
+        case reused(familyID: String, localID: String)
+    }
+
+    /// Exchanges `refreshToken` for a new ID token and a new refresh token.
+    /// - `grantType` missing → `MISSING_GRANT_TYPE`; not `refresh_token` → `INVALID_GRANT_TYPE`.
+    /// - token missing → `MISSING_REFRESH_TOKEN`; unknown or of another project → `INVALID_REFRESH_TOKEN`.
+    /// - family revoked, or issued before the user's `validSince`, or reused outside the grace
+    ///   window → `TOKEN_EXPIRED`; user deleted → `USER_NOT_FOUND`; disabled → `USER_DISABLED`.
+    public func refresh(grantType: String?, refreshToken: String?, project: String, graceSeconds: Int64) throws -> Result {
+        guard let grantType, !grantType.isEmpty else { throw AuthError(.missingGrantType) }
+        guard grantType == "refresh_token" else { throw AuthError(.invalidGrantType) }
+        guard let refreshToken, !refreshToken.isEmpty else { throw AuthError(.missingRefreshToken) }
+        guard refreshToken.utf8.count <= 512 else { throw AuthError(.invalidRefreshToken) }
+        let hash = SignInTokens.hash(refreshToken: refreshToken)
+        let now = tokens.clock.now()
+
+        let outcome: Outcome = try store.transaction {
+            guard let record = try store.refreshToken(hash: hash), record.projectID == project else {
+                throw AuthError(.invalidRefreshToken)
+            }
+            if record.revokedAt != nil { throw AuthError(.tokenExpired) }
+            if let rotated = record.rotatedAt, now - rotated > graceSeconds * 1000 || now < rotated {
+                try store.revokeRefreshFamily(record.familyID, at: now)
+                return .reused(familyID: record.familyID, localID: record.localID)
+            }
+            guard var account = try store.account(project: project, localID: record.localID) else { throw AuthError(.userNotFound) }
+            if account.disabled { throw AuthError(.userDisabled) }
+            if record.createdAt / 1000 < account.validSince { throw AuthError(.tokenExpired) }
+            // First use rotates; a retry inside the grace window gets a sibling in the same family.
+            if record.rotatedAt == nil { _ = try store.markRefreshTokenRotated(hash: hash, at: now) }
+
+            let next = SignInTokens.refreshPrefix + random.token(bytes: 32)
+            try store.insertRefreshToken(RefreshTokenRecord(
+                tokenHash: SignInTokens.hash(refreshToken: next), familyID: record.familyID, projectID: project,
+                localID: record.localID, provider: record.provider, authTime: record.authTime, createdAt: now))
+            account.lastRefreshAt = now
+            try store.updateAccount(account)
+            let idToken = try tokens.mintIDToken(for: account, provider: record.provider, store: store, authTime: record.authTime)
+            return .issued(Result(idToken: idToken, refreshToken: next, expiresIn: TokenService.idTokenLifetime, localID: account.localID))
+        }
+
+        switch outcome {
+        case let .issued(result):
+            return result
+        case let .reused(family, localID):
+            Log.warning("refresh token reuse detected: family \(family.prefix(6))… of a user in \(project) revoked")
+            try? store.audit(AuditEvent(projectID: project, event: "refresh_token_reuse", localID: localID,
+                                        detail: "family revoked"), at: now)
+            throw AuthError(.tokenExpired)
+        }
+    }
+}

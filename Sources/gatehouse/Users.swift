@@ -1,0 +1,153 @@
+import ArgumentParser
+import AuthEngine
+import AuthStore
+import Foundation
+import JSONValue
+
+/// `gatehouse users …`: account administration on the same store the responder uses. Changes
+/// reach running instances within their session-cache lifetime (2 s).
+struct Users: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List, inspect, disable, enable, delete users, or revoke their sessions.",
+        subcommands: [List.self, Get.self, Disable.self, Enable.self, Delete.self, Revoke.self])
+
+    /// The options every `users` command shares.
+    struct Target: ParsableArguments {
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Project id (default: the first project).") var project: String?
+
+        func open() throws -> (store: SQLiteStore, project: String, admin: AccountAdmin) {
+            let config = try common.load()
+            let pid = project ?? config.projects[0].id
+            guard config.projects.contains(where: { $0.id == pid }) else { throw ValidationError("no project \(pid) in \(config.source)") }
+            guard FileManager.default.fileExists(atPath: config.databasePath) else {
+                throw UsersError("no database at \(config.databasePath) (wrong --data or --config?)")
+            }
+            let store = try SQLiteStore(path: config.databasePath)
+            return (store, pid, AccountAdmin(store: store, clock: SystemClock(), random: SystemRandom()))
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List users in localId order.")
+        @OptionGroup var target: Target
+        @Option(help: "Users per page (1…1000).") var limit: Int = 100
+        @Option(help: "Continue after a previous page.") var pageToken: String?
+        @Flag(help: "One JSON object per line.") var json = false
+
+        func run() throws {
+            let (_, project, admin) = try target.open()
+            let page = try admin.list(project: project, maxResults: limit, pageToken: pageToken)
+            if json {
+                for a in page.users { print(Users.json(a).serialized()) }
+            } else {
+                print(Users.row(["UID", "PHONE", "EMAIL", "STATUS", "CREATED", "LAST SIGN-IN"]))
+                for a in page.users {
+                    print(Users.row([a.localID, a.phoneNumber ?? "-", a.email ?? "-", a.disabled ? "disabled" : "active",
+                                     Users.date(a.createdAt), a.lastLoginAt.map(Users.date) ?? "-"]))
+                }
+            }
+            if let next = page.nextPageToken { FileHandle.standardError.write(Data("more: --page-token \(next)\n".utf8)) }
+        }
+    }
+
+    struct Get: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one user (by uid, --email or --phone).")
+        @OptionGroup var target: Target
+        @Argument(help: "User id.") var uid: String?
+        @Option(help: "Find by email address.") var email: String?
+        @Option(help: "Find by phone number (E.164).") var phone: String?
+
+        func run() throws {
+            let (store, project, _) = try target.open()
+            let found: Account?
+            if let uid { found = try store.account(project: project, localID: uid) }
+            else if let email { found = try store.account(project: project, email: email.lowercased()) }
+            else if let phone { found = try store.account(project: project, phoneNumber: (try? PhoneNumber(parsing: phone).e164) ?? phone) }
+            else { throw ValidationError("give a uid, --email or --phone") }
+            guard let a = found else { throw UsersError("no such user in \(project)") }
+            var out = Users.json(a)
+            let sessions = try store.activeSessions(project: project, localID: a.localID, now: SystemClock().now())
+            if case var .object(pairs) = out { pairs.append(("activeSessions", .number(Double(sessions.count)))); out = .object(pairs) }
+            print(out.serialized())
+        }
+    }
+
+    struct Disable: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable a user: sign-ins, refreshes and sessions are refused.")
+        @OptionGroup var target: Target
+        @Argument(help: "User id.") var uid: String
+        func run() throws { try Users.setDisabled(true, uid: uid, target: target) }
+    }
+
+    struct Enable: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enable a disabled user.")
+        @OptionGroup var target: Target
+        @Argument(help: "User id.") var uid: String
+        func run() throws { try Users.setDisabled(false, uid: uid, target: target) }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a user with its refresh tokens and sessions.")
+        @OptionGroup var target: Target
+        @Argument(help: "User id.") var uid: String
+        func run() throws {
+            let (_, project, admin) = try target.open()
+            try Users.wire { try admin.delete(project: project, localID: uid) }
+            print("deleted \(uid)")
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Sign a user out everywhere: revoke every session and refresh token issued so far.")
+        @OptionGroup var target: Target
+        @Argument(help: "User id.") var uid: String
+        func run() throws {
+            let (_, project, admin) = try target.open()
+            let a = try Users.wire { try admin.revoke(project: project, localID: uid) }
+            print("revoked every session and refresh token of \(uid) issued before \(Users.date(a.validSince * 1000))")
+        }
+    }
+
+    static func setDisabled(_ disabled: Bool, uid: String, target: Target) throws {
+        let (_, project, admin) = try target.open()
+        var c = AccountChanges()
+        c.localID = uid
+        c.disabled = disabled
+        _ = try wire { try admin.update(project: project, c) }
+        print("\(disabled ? "disabled" : "enabled") \(uid)")
+    }
+
+    /// Engine errors as command-line errors.
+    static func wire<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let e as AuthError {
+            throw UsersError(e.code == .userNotFound ? "no such user" : e.message)
+        }
+    }
+
+    static func json(_ a: Account) -> JSON {
+        .obj(("localId", a.localID), ("phoneNumber", a.phoneNumber), ("email", a.email),
+             ("emailVerified", a.email == nil ? nil : a.emailVerified), ("displayName", a.displayName), ("disabled", a.disabled),
+             ("anonymous", a.anonymous ? true : nil), ("createdAt", date(a.createdAt)), ("lastLoginAt", a.lastLoginAt.map(date)),
+             ("validSince", a.validSince > 0 ? date(a.validSince * 1000) : nil), ("customAttributes", a.customAttributes),
+             ("providers", JSON.array(a.providers.map { .string($0.providerID) })))
+    }
+
+    static func date(_ ms: Millis) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+    }
+
+    static func row(_ cols: [String]) -> String {
+        let widths = [28, 16, 28, 8, 20, 20]
+        return zip(cols, widths).map { c, w in c.count >= w ? c + " " : c + String(repeating: " ", count: w - c.count + 1) }
+            .joined().trimmingCharacters(in: .whitespaces)
+    }
+}
+
+/// A failure of a `users` command (printed as `Error: …`, exit status 1).
+struct UsersError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
