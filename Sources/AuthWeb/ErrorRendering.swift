@@ -46,7 +46,7 @@ extension WebApp {
         let key: String
         switch error {
         case let e as AuthError:
-            status = e.code == .internalError ? 500 : (e.code == .notFound ? 404 : 400)
+            status = e.httpStatus
             key = "error." + e.code.rawValue
             if e.code == .internalError { Log.error("internal: \(e.message)", requestID: ctx.request.requestID) }
         case let e as WireFailure:

@@ -27,13 +27,18 @@ public final class OutboxWorker: @unchecked Sendable {
     private var stopping = false
     private var woken = false
     private var thread: Thread?
+    /// Periodic store clean-up run on this thread (expired limit counters and the like).
+    let housekeeping: (() throws -> Void)?
+    public static let housekeepingInterval: Millis = 600_000
+    private var lastHousekeeping: Millis = 0
 
     public init(makeStore: @escaping () throws -> OutboxStore, senders: [OutboxMessage.Channel: MessageSender],
-                clock: Clock = SystemClock(), maxAttempts: Int = 8) {
+                clock: Clock = SystemClock(), maxAttempts: Int = 8, housekeeping: (() throws -> Void)? = nil) {
         self.makeStore = makeStore
         self.senders = senders
         self.clock = clock
         self.maxAttempts = maxAttempts
+        self.housekeeping = housekeeping
     }
 
     public static func backoff(attempts: Int) -> Millis { min(5_000 << min(attempts - 1, 20), 3_600_000) }
@@ -73,6 +78,11 @@ public final class OutboxWorker: @unchecked Sendable {
             do {
                 if store == nil { store = try makeStore() }
                 while try deliverDue(store!) > 0 {}
+                let now = clock.now()
+                if let housekeeping, now - lastHousekeeping >= OutboxWorker.housekeepingInterval {
+                    lastHousekeeping = now
+                    try housekeeping()
+                }
             } catch {
                 Log.error("outbox: \(error)")
                 store = nil

@@ -126,8 +126,8 @@ struct Config {
         guard mode == .production else { return }
         if (adminToken ?? "").count < 32 { problems.append("admin_token: production mode needs an admin token of at least 32 characters") }
         if publicOrigin == nil || !(publicOrigin ?? "").hasPrefix("https://") { problems.append("public_origin: production mode needs an https:// origin") }
-        if sms["provider"]?.stringValue == "dev" { problems.append("sms.provider: \"dev\" is a dev-only setting") }
-        if email["transport"]?.stringValue == "dev" { problems.append("email.transport: \"dev\" is a dev-only setting") }
+        if (sms["provider"]?.stringValue ?? "dev") == "dev" { problems.append("sms.provider: \"dev\" (the default) is a dev-only setting") }
+        if (email["transport"]?.stringValue ?? "dev") == "dev" { problems.append("email.transport: \"dev\" (the default) is a dev-only setting") }
         for p in projects {
             if p.apiKeys.isEmpty { problems.append("projects[\(p.id)].api_keys: production mode needs at least one API key") }
             if p.id == "demo-gatehouse" || p.id.hasPrefix("demo-") { problems.append("projects[\(p.id)]: demo- project ids are dev-only") }

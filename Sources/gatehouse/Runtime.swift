@@ -32,7 +32,9 @@ struct Runtime {
     func startOutbox() throws -> OutboxWorker {
         let senders: [OutboxMessage.Channel: MessageSender] = [.sms: try SMSProviders.make(config.sms), .email: try EmailTransports.make(config.email)]
         let path = config.databasePath
-        let worker = OutboxWorker(makeStore: { try SQLiteStore(path: path) }, senders: senders)
+        let worker = OutboxWorker(makeStore: { try SQLiteStore(path: path) }, senders: senders, housekeeping: {
+            try SQLiteStore(path: path, migrate: false).purgeCounters(before: SystemClock().now())
+        })
         app.outboxNotifier = { [worker] in worker.wake() }
         worker.start()
         return worker

@@ -235,16 +235,16 @@ def test_forms_without_csrf_are_refused(gh):
     page = s.get("/__/auth/phone")
     refused = 'id="error-message"'
     r = s.post("/__/auth/phone", data={"phoneNumber": "+33612345690"})
-    assert r.status_code == 400 and refused in r.text
+    assert r.status_code == 403 and refused in r.text
     r = s.post("/__/auth/phone/verify", data={"csrf": "forged", "sessionInfo": "x", "code": "123456"})
-    assert r.status_code == 400 and refused in r.text
+    assert r.status_code == 403 and refused in r.text
     # A token for the number form does not work on the code form.
     r = s.post("/__/auth/phone/verify", data={"csrf": hidden(page.text, "csrf"), "sessionInfo": "x", "code": "123456"})
-    assert r.status_code == 400 and refused in r.text
+    assert r.status_code == 403 and refused in r.text
     # A cross-site post (another Origin) is refused even with a valid token.
     r = s.post("/__/auth/phone", data={"csrf": hidden(page.text, "csrf"), "phoneNumber": "+33612345690"},
                headers={"Origin": "https://evil.example"})
-    assert r.status_code == 400 and refused in r.text
+    assert r.status_code == 403 and refused in r.text
     # Nothing was sent.
     assert not [c for c in gh.get("/emulator/v1/projects/demo-gatehouse/verificationCodes").json()["verificationCodes"]
                 if c["phoneNumber"] == "+33612345690"]
