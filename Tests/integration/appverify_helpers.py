@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import altcha
 
-from conftest import binary
+from conftest import chromium_driver, binary
 
 DEMO_BUNDLE = "com.example.gatehouse.demo"
 DEMO_APP_ID = "1:123456789:ios:abcdef0123456789"
@@ -78,18 +78,7 @@ def ios_parse(url, scheme, event_id):
 # --- Chromium with DevTools performance logs ----------------------------------------------------
 
 def perf_driver(width=420, height=900):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", f"--window-size={width},{height}"]:
-        opts.add_argument(a)
-    for b in ["/usr/bin/chromium", "/usr/bin/chromium-browser"]:
-        if os.path.exists(b):
-            opts.binary_location = b
-    opts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
-    driver = webdriver.Chrome(options=opts, service=service)
+    driver = chromium_driver(width, height, logging_prefs={"performance": "ALL", "browser": "ALL"})
     driver.execute_cdp_cmd("Network.enable", {})
     return driver
 

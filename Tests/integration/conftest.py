@@ -159,8 +159,9 @@ def output_dir(request) -> Path:
     return d
 
 
-def chromium_driver(width=420, height=900):
-    """Headless Chromium through Debian's chromedriver (selenium)."""
+def chromium_driver(width=420, height=900, logging_prefs=None):
+    """Headless Chromium through Debian's chromedriver (selenium); `logging_prefs` turns on
+    DevTools logs (e.g. {"performance": "ALL"})."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -170,6 +171,8 @@ def chromium_driver(width=420, height=900):
     for b in ["/usr/bin/chromium", "/usr/bin/chromium-browser"]:
         if os.path.exists(b):
             opts.binary_location = b
+    if logging_prefs:
+        opts.set_capability("goog:loggingPrefs", logging_prefs)
     service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
     return webdriver.Chrome(options=opts, service=service)
 
