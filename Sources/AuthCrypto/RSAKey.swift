@@ -155,14 +155,18 @@ public final class RSAPublicKey: @unchecked Sendable {
     }
 }
 
-/// Runs `read` over a read-only memory BIO holding `pem`.
+/// Runs `read` over a read-only memory BIO holding `pem`. The BIO borrows the bytes without
+/// copying them, so it is created, read and freed inside the one closure that keeps them alive.
 private func withPEM(_ pem: String, _ read: (OpaquePointer) -> OpaquePointer?) throws(CryptoError) -> OpaquePointer? {
     let bytes = Array(pem.utf8)
-    guard let bio = bytes.withUnsafeBufferPointer({ BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }) else {
-        throw CryptoError.fromOpenSSL("BIO_new_mem_buf")
+    var bioFailed = false
+    let key = bytes.withUnsafeBufferPointer { buf -> OpaquePointer? in
+        guard let bio = BIO_new_mem_buf(buf.baseAddress, Int32(buf.count)) else { bioFailed = true; return nil }
+        defer { BIO_free(bio) }
+        return read(bio)
     }
-    defer { BIO_free(bio) }
-    return read(bio)
+    if bioFailed { throw CryptoError.fromOpenSSL("BIO_new_mem_buf") }
+    return key
 }
 
 /// Builds an EVP_PKEY from named big-number parameters (OpenSSL 3 `EVP_PKEY_fromdata`).

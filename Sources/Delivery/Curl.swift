@@ -16,7 +16,12 @@ public final class Curl {
     let handle: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var recipientList: UnsafeMutablePointer<curl_slist>?
-    private var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE))
+    /// libcurl writes error text here for the handle's whole life, so it is heap memory we own.
+    private let errorBuffer: UnsafeMutablePointer<CChar> = {
+        let p = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+        p.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        return p
+    }()
     private var upload: (data: [UInt8], offset: Int) = ([], 0)
     private var received: [UInt8] = []
 
@@ -24,7 +29,7 @@ public final class Curl {
         _ = Curl.globalInit
         guard let h = curl_easy_init() else { throw CurlError(code: -1, message: "curl_easy_init failed") }
         handle = h
-        try check(errorBuffer.withUnsafeMutableBufferPointer { gh_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, $0.baseAddress) })
+        try check(gh_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer))
         try set(CURLOPT_NOSIGNAL, 1)
         try set(CURLOPT_PROTOCOLS_STR, "http,https,smtp,smtps")
     }
@@ -33,6 +38,7 @@ public final class Curl {
         if let headerList { curl_slist_free_all(headerList) }
         if let recipientList { curl_slist_free_all(recipientList) }
         curl_easy_cleanup(handle)
+        errorBuffer.deallocate()
     }
 
     func check(_ rc: CURLcode) throws {
