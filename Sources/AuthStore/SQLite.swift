@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A SQLite failure with the library's own message.
 public struct SQLiteError: Error, CustomStringConvertible {
@@ -45,6 +48,28 @@ public struct Row {
     }
 }
 
+/// One mutex per database file, shared by every connection of this process: writers queue on it
+/// instead of colliding inside SQLite, whose busy handler sleeps (1, 2, 5 … 100 ms) between
+/// retries. Other processes sharing the file are still arbitrated by SQLite's own locks.
+final class WriteLocks: @unchecked Sendable {
+    static let shared = WriteLocks()
+    private var mutex = pthread_mutex_t()
+    private var locks: [String: UnsafeMutablePointer<pthread_mutex_t>] = [:]
+
+    init() { pthread_mutex_init(&mutex, nil) }
+
+    func lock(for path: String) -> UnsafeMutablePointer<pthread_mutex_t>? {
+        guard path != ":memory:", !path.isEmpty else { return nil }
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        if let l = locks[path] { return l }
+        let l = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(l, nil)
+        locks[path] = l
+        return l
+    }
+}
+
 /// One SQLite connection (one per worker thread). Statements are prepared once and cached.
 /// Only parameterised SQL: values are always bound, never spliced into the text.
 public final class SQLiteConnection {
@@ -52,6 +77,7 @@ public final class SQLiteConnection {
     public let path: String
     private var cache: [String: OpaquePointer] = [:]
     private var transactionDepth = 0
+    private let writeLock: UnsafeMutablePointer<pthread_mutex_t>?
 
     public init(path: String, busyTimeoutMillis: Int32 = 5000) throws {
         var handle: OpaquePointer?
@@ -64,6 +90,7 @@ public final class SQLiteConnection {
         }
         db = handle
         self.path = path
+        writeLock = WriteLocks.shared.lock(for: path)
         sqlite3_busy_timeout(db, busyTimeoutMillis)
         sqlite3_extended_result_codes(db, 1)
         try execute("PRAGMA journal_mode=WAL")
@@ -142,9 +169,16 @@ public final class SQLiteConnection {
         try rows(sql, values, map).first
     }
 
-    /// Runs a write; returns the number of rows changed.
+    /// Runs a write; returns the number of rows changed. Outside a transaction it takes the
+    /// process's write lock for its duration.
     @discardableResult
     public func run(_ sql: String, _ values: [SQLBindable] = []) throws -> Int {
+        if transactionDepth == 0, let writeLock {
+            pthread_mutex_lock(writeLock)
+            defer { pthread_mutex_unlock(writeLock) }
+            try query(sql, values) { _ in }
+            return Int(sqlite3_changes(db))
+        }
         try query(sql, values) { _ in }
         return Int(sqlite3_changes(db))
     }
@@ -158,6 +192,8 @@ public final class SQLiteConnection {
             defer { transactionDepth -= 1 }
             return try body()
         }
+        if let writeLock { pthread_mutex_lock(writeLock) }
+        defer { if let writeLock { pthread_mutex_unlock(writeLock) } }
         try execute("BEGIN IMMEDIATE")
         transactionDepth = 1
         do {
