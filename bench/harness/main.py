@@ -303,6 +303,10 @@ def main(argv):
         print()
         print(md)
         log(f"done in {results['elapsed_s']:.0f} s")
+    except SystemExit as e:
+        if isinstance(e.code, int) and e.code >= 128:
+            log(f"interrupted (signal {e.code - 128}); stopping everything this run started")
+        raise
     finally:
         procs.stop_all()
         if args.keep:

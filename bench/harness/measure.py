@@ -78,4 +78,14 @@ def run_sides(sides, cfg, log):
                 n = d.get("flows") or sum(x["requests"] for x in s.rounds)
                 d["cpu_us_per_req"] = used * 1e6 / max(1, n)
         results[s.name] = d
+    if len(live) == 2 and all(len(x.rounds) == cfg.rounds for x in live):
+        # Ratios of the two runs of the same round (adjacent in time), then their median:
+        # steadier on a shared machine than the ratio of the two medians.
+        a, b = live
+        ratios = {}
+        for m in ("rps", "flows_per_s", "p50_us", "p99_us"):
+            per = [x[m] / y[m] for x, y in zip(a.rounds, b.rounds) if m in x and m in y and y[m]]
+            if per:
+                ratios[m] = statistics.median(per)
+        results["ratios"] = {"of": a.name, "to": b.name, **ratios}
     return results

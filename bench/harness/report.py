@@ -26,6 +26,14 @@ def ratio(a, b):
     return None if a is None or b in (None, 0) else a / b
 
 
+def paired(res, metric, num, den):
+    """The median of per-round ratios num/den for metric when measured, else the ratio of medians."""
+    r = (res or {}).get("ratios", {})
+    if metric in r:
+        return r[metric] if r.get("of") == num else 1 / r[metric]
+    return ratio(res.get(num, {}).get(metric), res.get(den, {}).get(metric))
+
+
 def check(value, op, limit):
     if value is None:
         return "not available"
@@ -70,7 +78,7 @@ def target_rows(r):
                         add(label, f"baseline: {b.get('unavailable', 'not measured')}", "not available")
                         continue
                     metric = "rps" if t.metric == "rps_ratio" else "p99_us"
-                    v = ratio(g.get(metric), b.get(metric))
+                    v = paired(res, metric, "gatehouse", "baseline")
                     fmt = (lambda x: n(x) + " req/s") if metric == "rps" else (lambda x: ms(x) + " ms")
                     text = "—" if v is None else f"{v:.2f} ({fmt(g.get(metric))} vs {fmt(b.get(metric))})"
                 else:
@@ -116,7 +124,7 @@ def target_rows(r):
                 if "unavailable" in s or "unavailable" in bg:
                     add(what, s.get("unavailable") or bg.get("unavailable"), "not available")
                     continue
-                v = ratio(bg.get(m), s.get(m))
+                v = paired(res, m, "big", "small")
                 fmt = ms if m == "p99_us" else n
                 add(what, "—" if v is None else f"{v:.2f} ({fmt(bg.get(m))} vs {fmt(s.get(m))})", check(v, op, lim))
     return rows
@@ -142,8 +150,8 @@ def mode_table(r, mode, m):
         elif sc.gatehouse is None:
             lines.append(f"| {sc.title} | | | | {sc.baseline_label} | {cell(b, 'rps')} | {cell(b, 'p50_us', ms)} | {cell(b, 'p99_us', ms)} | | | | | | |")
         else:
-            rr = ratio(g.get("rps"), b.get("rps"))
-            pr = ratio(g.get("p99_us"), b.get("p99_us"))
+            rr = paired(res, "rps", "gatehouse", "baseline")
+            pr = paired(res, "p99_us", "gatehouse", "baseline")
             lines.append(f"| {sc.title} | {cell(g, 'rps')} | {cell(g, 'p50_us', ms)} | {cell(g, 'p99_us', ms)} | {sc.baseline_label} "
                          f"| {cell(b, 'rps')} | {cell(b, 'p50_us', ms)} | {cell(b, 'p99_us', ms)} "
                          f"| {'—' if rr is None else f'{rr:.2f}'} | {'—' if pr is None else f'{pr:.2f}'} "
@@ -170,7 +178,8 @@ def render(r):
            *([f"**Gatehouse binary: `{meta['binary']}`**, not this checkout's release build"
               + (f": {meta['binary_note']}" if meta.get("binary_note") else "") + ".", ""] if meta.get("binary") else []),
            f"Machine: {meta['cpu']} ({meta['cores']} cores), Linux {meta['kernel']}; {meta['nginx']}; {meta['wrk']}; {meta['openssl']}; {meta['hyperfine']}.",
-           f"Each figure is the median of {st['rounds']} round(s) of {st['duration_s']:g} s per side (sides alternating round by round), "
+           f"Each figure is the median of {st['rounds']} round(s) of {st['duration_s']:g} s per side (sides alternating round by round; "
+           f"a ratio is the median of the per-round ratios), "
            f"{st['connections']} connections (phone flow: 8 connections, one per wrk thread), after a warm-up. "
            f"Whole run: {r.get('elapsed_s', 0):.0f} s. Load average (1/5/15 min) before: {' '.join(r.get('loadavg', {}).get('before', []))}, "
            f"after: {' '.join(r.get('loadavg', {}).get('after', []))} (the machine is shared; ratios from alternating rounds are the figures to read).",
@@ -193,7 +202,7 @@ def render(r):
             s, b = res.get("small", {}), res.get("big", {})
             metric = "flows_per_s" if key == "phone_flow" else "rps"
             unit = " flows/s" if key == "phone_flow" else ""
-            rr, pr = ratio(b.get(metric), s.get(metric)), ratio(b.get("p99_us"), s.get("p99_us"))
+            rr, pr = paired(res, metric, "big", "small"), paired(res, "p99_us", "big", "small")
             out.append(f"| {by_key[key].title} | {cell(s, metric)}{unit if 'unavailable' not in s else ''} | {cell(s, 'p50_us', ms)} | {cell(s, 'p99_us', ms)} "
                        f"| {cell(b, metric)}{unit if 'unavailable' not in b else ''} | {cell(b, 'p50_us', ms)} | {cell(b, 'p99_us', ms)} "
                        f"| {'—' if rr is None else f'{rr:.2f}'} | {'—' if pr is None else f'{pr:.2f}'} "
@@ -214,10 +223,11 @@ def render(r):
             bv = f"{b['mean_ms']:.2f} ± {b['stddev_ms']:.2f}" if "mean_ms" in b else "n/a"
             rv = f"{g['mean_ms'] / b['mean_ms']:.2f}" if "mean_ms" in g and "mean_ms" in b else "—"
             out.append(f"| {by_key[key].title} | {gv} | {by_key[key].baseline_label} | {bv} | {rv} |")
+        out.append("")
         for key, e in r["cgi"].items():
             for name in ("gatehouse", "baseline"):
                 if "unavailable" in e.get(name, {}):
-                    out.append(f"\n- CGI {by_key[key].title}: {name} not available — {e[name]['unavailable']}.")
+                    out.append(f"- CGI {by_key[key].title}: {name} not available — {e[name]['unavailable']}.")
     return "\n".join(out) + "\n"
 
 
