@@ -49,7 +49,7 @@ def describe(status, body):
             parts = [re.sub(r"<[^>]+>", "", m).strip() for m in re.findall(r"(?is)<(?:h1|p)\b[^>]*>(.*?)</(?:h1|p)>", text)]
             msg = "HTML page: " + " / ".join(p for p in parts if p)[:100]
         else:
-            msg = " ".join(text.split())[:80]
+            msg = " ".join(text.split())[:120]
     return f"answered {status}" + (f" ({msg})" if msg else "")
 
 
