@@ -118,12 +118,13 @@ class Gatehouse:
     def tool(self, *args, timeout=600):
         return procs.run([self.binary, *args, "--config", self.config_path(4)], timeout=timeout, cwd=self.dir)
 
-    def start(self, workers):
+    def start(self, workers, prefix=(), binary=None, timeout=30):
+        """Starts `gatehouse serve`; prefix runs it under another program (valgrind, for profiling)."""
         cfg = self.config_path(workers)
-        self.proc = procs.start(f"gatehouse-{self.name}", [self.binary, "serve", "--config", cfg, "--socket", self.socket],
-                                log_path=self.log, cwd=self.dir)
-        if not procs.wait_for(lambda: os.path.exists(self.socket) or self.proc.poll() is not None, 30):
-            raise RuntimeError(f"{self.name}: no socket after 30 s; see {self.log}")
+        argv = [*prefix, binary or self.binary, "serve", "--config", cfg, "--socket", self.socket]
+        self.proc = procs.start(f"gatehouse-{self.name}", argv, log_path=self.log, cwd=self.dir)
+        if not procs.wait_for(lambda: os.path.exists(self.socket) or self.proc.poll() is not None, timeout):
+            raise RuntimeError(f"{self.name}: no socket after {timeout} s; see {self.log}")
         if self.proc.poll() is not None:
             raise RuntimeError(f"{self.name}: exited with {self.proc.returncode}: {self.log.read_text()[-2000:]}")
 
