@@ -37,6 +37,8 @@ def parse_args(argv):
     ap.add_argument("--connections", type=int, default=8, help="wrk connections (default 8)")
     ap.add_argument("--only", help="comma-separated scenario keys")
     ap.add_argument("--modes", default="plain,keepalive", help="nginx upstream modes (plain,keepalive)")
+    ap.add_argument("--plain-workers", type=int, default=2 * (os.cpu_count() or 1),
+                    help="responder threads in plain mode and for growth (default 2 × cores, Gatehouse's default)")
     ap.add_argument("--accounts", type=int, default=1_000_000, help="accounts in the large store (growth)")
     ap.add_argument("--no-growth", action="store_true")
     ap.add_argument("--no-cgi", action="store_true")
@@ -53,6 +55,7 @@ def parse_args(argv):
     a.warmup = 1
     a.connections = max(1, min(a.connections, 64))
     a.accounts = max(1000, min(a.accounts, 10_000_000))
+    a.plain_workers = max(1, min(a.plain_workers, 64))
     if a.write_doc is None:
         a.write_doc = not a.quick
     a.modes = [m for m in a.modes.split(",") if m in ("plain", "keepalive")]
@@ -136,7 +139,7 @@ def selected(args):
 
 
 def run_mode(mode, args, gh, bl, ngx, env, state, results):
-    workers = KEEPALIVE_WORKERS if mode == "keepalive" else 2 * (os.cpu_count() or 1)
+    workers = KEEPALIVE_WORKERS if mode == "keepalive" else args.plain_workers
     base = ngx.base(mode)
     log(f"mode {mode}: Gatehouse listen.workers {workers}, baseline threads {workers}"
         + (f", upstream keepalive {stack.KEEPALIVE_POOL}" if mode == "keepalive" else ""))
@@ -171,15 +174,18 @@ def run_mode(mode, args, gh, bl, ngx, env, state, results):
 
 
 def run_growth(args, small, big, ngx, env, state, results):
-    """Verify and phone flow with the 1k store vs the large store, alternating round by round."""
-    workers = 2 * (os.cpu_count() or 1)
+    """Verify and phone flow with a 1k store vs the large store, alternating round by round. Both
+    instances are fresh (no earlier load), so they differ only in the number of accounts."""
+    workers = args.plain_workers
     log(f"growth: 1k accounts vs {args.accounts:,} accounts (plain FastCGI, {workers} workers)")
     small.start(workers)
     big.start(workers)
     try:
-        for port, inst in (("plain", small), ("growth", big)):
+        for port, inst in (("growth1k", small), ("growth", big)):
             if not wait_ready(ngx.base(port), "/__/auth/health"):
                 raise RuntimeError(f"{inst.name} not answering; see {inst.log}")
+        small_env = Env(bl_cookie=env.bl_cookie)
+        small_env.gh_cookie, small_env.gh_cookie_problem = session_cookie(ngx.base("growth1k"), small, state["id_token_growth1k"])
         big_env = Env(bl_cookie=env.bl_cookie)
         big_env.gh_cookie, big_env.gh_cookie_problem = session_cookie(ngx.base("growth"), big, state["id_token_big"])
         out = {"accounts": {"small": state["accounts_small"], "big": state["accounts_big"]}, "scenarios": {}}
@@ -187,7 +193,7 @@ def run_growth(args, small, big, ngx, env, state, results):
             if not sc.growth:
                 continue
             log(f"  {sc.key}: {sc.title}")
-            sides = [measure.Side("small", ngx.base("plain"), sc.gatehouse(env), small.pid),
+            sides = [measure.Side("small", ngx.base("growth1k"), sc.gatehouse(small_env), small.pid),
                      measure.Side("big", ngx.base("growth"), sc.gatehouse(big_env), big.pid)]
             out["scenarios"][sc.key] = measure.run_sides(sides, args, log)
         results["growth"] = out
@@ -247,7 +253,8 @@ def main(argv):
     load_before = open("/proc/loadavg").read().split()[:3]
     results = {"meta": machine(), "modes": {}, "settings": {
         "rounds": args.rounds, "duration_s": args.duration, "connections": args.connections, "quick": args.quick,
-        "keepalive_pool": stack.KEEPALIVE_POOL, "keepalive_workers": KEEPALIVE_WORKERS, "accounts_big": args.accounts}}
+        "keepalive_pool": stack.KEEPALIVE_POOL, "keepalive_workers": KEEPALIVE_WORKERS, "plain_workers": args.plain_workers,
+        "accounts_big": args.accounts}}
     try:
         log(f"temporary folder {tmp}")
         log("openssl speed -seconds 3 rsa2048")
@@ -262,6 +269,7 @@ def main(argv):
         log(f"Gatehouse configuration: {kind} mode" + (f" (production config refused: {'; '.join(problems)})" if problems else ""))
         token = stack.admin_token()
         small = stack.Gatehouse("gh-1k", binary, tmp, kind, token)
+        growth1k = stack.Gatehouse("gh-growth-1k", binary, tmp, kind, token)
         big = stack.Gatehouse("gh-big", binary, tmp, kind, token)
         bl = stack.Baseline(tmp)
         state = {}
@@ -276,15 +284,17 @@ def main(argv):
             log("  " + results["seed"]["big"])
             state["accounts_big"] = args.accounts
             state["id_token_big"] = mint_id_token(big)
+            growth1k.tool("seed", "--count", "1000")
+            state["id_token_growth1k"] = mint_id_token(growth1k)
         env = Env(bl_cookie=bl.make_cookie())
 
-        ngx = stack.Nginx(tmp, small.socket, bl.socket, big.socket)
+        ngx = stack.Nginx(tmp, small.socket, bl.socket, big.socket, growth1k.socket)
         ngx.start()
         log(f"nginx on 127.0.0.1 ports {ngx.ports}")
         for mode in args.modes:
             run_mode(mode, args, small, bl, ngx, env, state, results)
         if not args.no_growth:
-            run_growth(args, small, big, ngx, env, state, results)
+            run_growth(args, growth1k, big, ngx, env, state, results)
         ngx.stop()
         if not args.no_cgi:
             run_cgi(args, small, bl, env, tmp, results)

@@ -4,7 +4,9 @@ fcgi-baseline responder, each on its own unix socket, all in one temporary folde
 nginx serves three servers, each on a free 127.0.0.1 port:
   plain      FastCGI connection per request (fastcgi_pass to a plain upstream)
   keepalive  fastcgi_keep_conn on + upstream keepalive pool
-  growth     plain, to a second Gatehouse instance holding the large account store
+  growth     plain, to a Gatehouse instance holding the large account store
+  growth1k   plain, to a fresh Gatehouse instance with 1,000 accounts (the growth comparison's
+             other side: same history as the large one, no earlier load)
 In each, /page and /verify go to the baseline, /ceiling is nginx's own `return 200`, and
 every other path goes to Gatehouse.
 """
@@ -199,20 +201,20 @@ def fastcgi_params():
 
 
 class Nginx:
-    def __init__(self, root, gatehouse_socket, baseline_socket, growth_socket):
+    def __init__(self, root, gatehouse_socket, baseline_socket, growth_socket, growth1k_socket):
         self.dir = Path(root) / "nginx"
         for t in ("client_body", "fastcgi", "proxy", "uwsgi", "scgi"):
             (self.dir / "tmp" / t).mkdir(parents=True, exist_ok=True)
-        self.ports = {"plain": free_port(), "keepalive": free_port(), "growth": free_port()}
+        self.ports = {"plain": free_port(), "keepalive": free_port(), "growth": free_port(), "growth1k": free_port()}
         self.proc = None
         (self.dir / "bench-fastcgi.conf").write_text(fastcgi_params())
         self.conf = self.dir / "nginx.conf"
-        self.conf.write_text(self.render(gatehouse_socket, baseline_socket, growth_socket))
+        self.conf.write_text(self.render(gatehouse_socket, baseline_socket, growth_socket, growth1k_socket))
 
     def base(self, server):
         return f"http://127.0.0.1:{self.ports[server]}"
 
-    def render(self, gh, bl, growth):
+    def render(self, gh, bl, growth, growth1k):
         d = self.dir
         user = "user root root;\n" if os.geteuid() == 0 else ""
 
@@ -254,9 +256,11 @@ http {{
     upstream gh_keep {{ server unix:{gh}; keepalive {KEEPALIVE_POOL}; }}
     upstream bl_keep {{ server unix:{bl}; keepalive {KEEPALIVE_POOL}; }}
     upstream gh_growth {{ server unix:{growth}; }}
+    upstream gh_growth1k {{ server unix:{growth1k}; }}
 {server(self.ports["plain"], "gh_plain", "bl_plain", False)}
 {server(self.ports["keepalive"], "gh_keep", "bl_keep", True)}
 {server(self.ports["growth"], "gh_growth", "bl_plain", False)}
+{server(self.ports["growth1k"], "gh_growth1k", "bl_plain", False)}
 }}
 """
 
