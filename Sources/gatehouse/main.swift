@@ -11,7 +11,7 @@ struct Gatehouse: ParsableCommand {
         commandName: "gatehouse",
         abstract: "Passwordless sign-in for sites behind nginx (FastCGI responder).",
         version: Runtime.version,
-        subcommands: [Serve.self, Dev.self, Keys.self, ConfigCommand.self, Tokens.self, AppVerifyCommand.self, Users.self],
+        subcommands: [Serve.self, Dev.self, Keys.self, ConfigCommand.self, Tokens.self, AppVerifyCommand.self, Users.self, Seed.self],
         defaultSubcommand: Serve.self
     )
 }

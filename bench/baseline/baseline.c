@@ -13,6 +13,11 @@
  *   SOCKET   unix socket path, or ":PORT" / "HOST:PORT" (libfcgi syntax)
  *   THREADS  worker threads (else $BASELINE_THREADS, else 2 x online CPUs)
  *
+ *         fcgi-baseline            (no arguments, started by a CGI server)
+ *   CGI mode (RFC 3875): when GATEWAY_INTERFACE is set and fd 0 is not a
+ *   FastCGI listening socket, answers the one request described by the
+ *   environment on stdout and exits.
+ *
  * Environment:
  *   BASELINE_PUBKEY   PEM file with the RSA public key (SubjectPublicKeyInfo,
  *                     "-----BEGIN PUBLIC KEY-----"); required for /verify
@@ -526,10 +531,23 @@ static route request_route(FCGX_ParamArray envp)
     return route_of(p, strcspn(p, "?"));
 }
 
-static void handle_verify(verifier *vf, FCGX_Request *req)
+/* Where a response goes: a FastCGI stream, or stdout in CGI mode. */
+typedef struct {
+    FCGX_Stream *fcgi;      /* NULL in CGI mode */
+} sink;
+
+static void sink_put(sink *out, const char *buf, int len)
+{
+    if (out->fcgi != NULL)
+        FCGX_PutStr(buf, len, out->fcgi);
+    else
+        fwrite(buf, 1, (size_t)len, stdout);
+}
+
+static void handle_verify(verifier *vf, FCGX_ParamArray envp, sink *out)
 {
     char sub[MAX_SUB_LEN + 1];
-    const char *cookies = FCGX_GetParam("HTTP_COOKIE", req->envp);
+    const char *cookies = FCGX_GetParam("HTTP_COOKIE", envp);
     const char *tok;
     size_t tok_len;
 
@@ -542,10 +560,25 @@ static void handle_verify(verifier *vf, FCGX_Request *req)
                          "Cache-Control: no-store\r\n"
                          "Content-Length: 0\r\n"
                          "\r\n", sub);
-        FCGX_PutStr(buf, n, req->out);
+        sink_put(out, buf, n);
         return;
     }
-    FCGX_PutStr(RESP_401, (int)sizeof(RESP_401) - 1, req->out);
+    sink_put(out, RESP_401, (int)sizeof(RESP_401) - 1);
+}
+
+static void handle_request(verifier *vf, FCGX_ParamArray envp, sink *out)
+{
+    switch (request_route(envp)) {
+    case ROUTE_PAGE:
+        sink_put(out, page_response, page_response_len);
+        break;
+    case ROUTE_VERIFY:
+        handle_verify(vf, envp, out);
+        break;
+    default:
+        sink_put(out, RESP_404, (int)sizeof(RESP_404) - 1);
+        break;
+    }
 }
 
 static void *worker(void *arg)
@@ -569,9 +602,18 @@ static void *worker(void *arg)
         goto fatal;
 
     while (!stopping) {
-        pthread_mutex_lock(&accept_mutex);
+        /*
+         * Only a new connection needs the accept mutex.  When nginx keeps
+         * the connection (fastcgi_keep_conn on), FCGX_Accept_r waits for the
+         * next request on it; doing that under the mutex would stop every
+         * other thread from accepting meanwhile.
+         */
+        int fresh = req.ipcFd < 0;
+        if (fresh)
+            pthread_mutex_lock(&accept_mutex);
         int rc = stopping ? -1 : FCGX_Accept_r(&req);
-        pthread_mutex_unlock(&accept_mutex);
+        if (fresh)
+            pthread_mutex_unlock(&accept_mutex);
 
         if (rc < 0) {
             if (stopping)
@@ -588,17 +630,8 @@ static void *worker(void *arg)
         }
         consecutive_errors = 0;
 
-        switch (request_route(req.envp)) {
-        case ROUTE_PAGE:
-            FCGX_PutStr(page_response, page_response_len, req.out);
-            break;
-        case ROUTE_VERIFY:
-            handle_verify(&vf, &req);
-            break;
-        default:
-            FCGX_PutStr(RESP_404, (int)sizeof(RESP_404) - 1, req.out);
-            break;
-        }
+        sink out = { req.out };
+        handle_request(&vf, req.envp, &out);
         FCGX_Finish_r(&req);
     }
 
@@ -684,17 +717,70 @@ static int build_page_response(void)
     return 0;
 }
 
+/* Cookie name, base64url table, page and public key: shared by both modes. */
+static int init_common(void)
+{
+    const char *env;
+    if ((env = getenv("BASELINE_COOKIE")) != NULL && *env)
+        cookie_name = env;
+    cookie_name_len = strlen(cookie_name);
+
+    b64url_init();
+    if (build_page_response() < 0) {
+        fprintf(stderr, "fcgi-baseline: out of memory\n");
+        return -1;
+    }
+
+    if ((env = getenv("BASELINE_PUBKEY")) != NULL && *env) {
+        pubkey = load_pubkey(env);
+        if (pubkey == NULL)
+            return -1;
+    } else {
+        fprintf(stderr, "fcgi-baseline: BASELINE_PUBKEY not set; "
+                        "/verify will always answer 401\n");
+    }
+    return 0;
+}
+
+/* CGI mode: one request from the environment, the response on stdout. */
+static int serve_cgi(void)
+{
+    extern char **environ;
+    if (init_common() < 0)
+        return 1;
+    verifier vf = { pubkey, NULL, NULL };
+    if (pubkey != NULL) {
+        vf.mdctx = EVP_MD_CTX_new();
+        vf.sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+        if (vf.mdctx == NULL || vf.sha256 == NULL) {
+            fprintf(stderr, "fcgi-baseline: out of memory\n");
+            return 1;
+        }
+    }
+    sink out = { NULL };
+    handle_request(&vf, environ, &out);
+    int rc = fflush(stdout) == 0 ? 0 : 1;
+    EVP_MD_free(vf.sha256);
+    EVP_MD_CTX_free(vf.mdctx);
+    EVP_PKEY_free(pubkey);
+    free(page_response);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 1 && getenv("GATEWAY_INTERFACE") != NULL && FCGX_IsCGI())
+        return serve_cgi();
     if (argc < 2 || argc > 3 || argv[1][0] == '\0' ||
         strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         fprintf(stderr,
                 "usage: %s SOCKET [THREADS]\n"
+                "       %s            (CGI mode: GATEWAY_INTERFACE set)\n"
                 "  SOCKET   unix socket path, \":PORT\" or \"HOST:PORT\"\n"
                 "  THREADS  default $BASELINE_THREADS or 2 x online CPUs\n"
                 "env: BASELINE_PUBKEY (PEM public key), BASELINE_COOKIE,\n"
                 "     BASELINE_THREADS, BASELINE_BACKLOG\n",
-                argv[0]);
+                argv[0], argv[0]);
         return 2;
     }
     const char *bind_path = argv[1];
@@ -715,24 +801,8 @@ int main(int argc, char **argv)
     if ((env = getenv("BASELINE_BACKLOG")) != NULL && *env)
         backlog = parse_count(env, "BASELINE_BACKLOG", 65535);
 
-    if ((env = getenv("BASELINE_COOKIE")) != NULL && *env)
-        cookie_name = env;
-    cookie_name_len = strlen(cookie_name);
-
-    b64url_init();
-    if (build_page_response() < 0) {
-        fprintf(stderr, "fcgi-baseline: out of memory\n");
+    if (init_common() < 0)
         return 1;
-    }
-
-    if ((env = getenv("BASELINE_PUBKEY")) != NULL && *env) {
-        pubkey = load_pubkey(env);
-        if (pubkey == NULL)
-            return 1;
-    } else {
-        fprintf(stderr, "fcgi-baseline: BASELINE_PUBKEY not set; "
-                        "/verify will always answer 401\n");
-    }
 
     /*
      * SIGINT/SIGTERM are blocked in every thread and collected by the main

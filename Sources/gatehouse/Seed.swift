@@ -1,0 +1,135 @@
+import ArgumentParser
+import AuthCrypto
+import AuthEngine
+import AuthStore
+import Foundation
+
+/// `gatehouse seed`: inserts synthetic accounts for growth benchmarks (BENCHMARKS.md). Each
+/// account has a 28-character id like a real one, a unique phone number in the +1 201… range
+/// (never a configured test number), and every other one an email at `seed.invalid`.
+/// Rows go in with one multi-row prepared INSERT, in transactions of `--batch` rows.
+struct Seed: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Insert synthetic accounts into the store (for benchmarks; not for production data).")
+    @OptionGroup var common: CommonOptions
+    @Option(help: "Number of accounts to add (1…10000000).") var count: Int
+    @Option(help: "Project id (default: the first project).") var project: String?
+    @Option(help: "Rows per transaction.") var batch: Int = 10_000
+
+    /// Rows per INSERT statement; 8 columns × 100 rows stays far below SQLite's variable limit.
+    static let rowsPerStatement = 100
+    static let columns = "project_id, local_id, email, email_verified, phone_number, created_at, last_login_at, providers"
+
+    func validate() throws {
+        guard (1...10_000_000).contains(count) else { throw ValidationError("--count must be 1…10000000") }
+        guard (Seed.rowsPerStatement...1_000_000).contains(batch) else { throw ValidationError("--batch must be 100…1000000") }
+    }
+
+    func run() throws {
+        let config = try common.load()
+        let pid = project ?? config.projects[0].id
+        guard config.projects.contains(where: { $0.id == pid }) else { throw ValidationError("no project \(pid) in the configuration") }
+        try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)
+        let store = try SQLiteStore(path: config.databasePath)
+        let db = store.db
+        // A larger page cache for this connection only: ids are random, so inserts touch the whole index.
+        try db.execute("PRAGMA cache_size = -262144")
+
+        let start = Date()
+        // Continue numbering after what an earlier seed left, so phones and emails stay unique.
+        let first = try db.first("SELECT COUNT(*) FROM accounts WHERE project_id = ? AND phone_number LIKE '+1201%'", [pid]) { Int($0.int(0)) } ?? 0
+        let placeholders = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: Seed.rowsPerStatement).joined(separator: ", ")
+        let insert = "INSERT INTO accounts (\(Seed.columns)) VALUES \(placeholders)"
+        let one = "INSERT INTO accounts (\(Seed.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+
+        var ids = IDGenerator(seed: SystemRandom().bytes(16))
+        let now = SystemClock().now()
+        var done = 0
+        var lastReport = start
+        while done < count {
+            let n = min(batch, count - done)
+            var rows: [[SQLBindable]] = []
+            rows.reserveCapacity(n)
+            for i in 0..<n {
+                rows.append(Seed.row(project: pid, index: first + done + i, localID: ids.next(position: done + i, of: count), now: now))
+            }
+            try db.transaction {
+                var k = 0
+                while k + Seed.rowsPerStatement <= rows.count {
+                    try db.run(insert, rows[k..<(k + Seed.rowsPerStatement)].flatMap { $0 })
+                    k += Seed.rowsPerStatement
+                }
+                while k < rows.count {
+                    try db.run(one, rows[k])
+                    k += 1
+                }
+            }
+            done += n
+            if Date().timeIntervalSince(lastReport) >= 5 {
+                lastReport = Date()
+                FileHandle.standardError.write("seed: \(done)/\(count) accounts\n".data(using: .utf8)!)
+            }
+        }
+        try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        let total = try store.countAccounts(project: pid)
+        let secs = Date().timeIntervalSince(start)
+        print(String(format: "seeded %d accounts into %@ in %.1f s (%.0f/s); %d accounts in the project",
+                     count, pid, secs, Double(count) / max(secs, 0.001), total))
+    }
+
+    static func row(project: String, index: Int, localID: String, now: Millis) -> [SQLBindable] {
+        let phone = "+1" + String(2_010_000_000 + index)
+        let email: String? = index % 2 == 0 ? "seed\(index)@seed.invalid" : nil
+        var providers = #"[{"providerId":"phone","rawId":"\#(phone)","phoneNumber":"\#(phone)"}"#
+        if let email { providers += #",{"providerId":"password","rawId":"\#(email)","email":"\#(email)"}"# }
+        providers += "]"
+        let created = now - Int64(index % 86_400) * 1000
+        return [project, localID, email, email != nil, phone, created, created, providers]
+    }
+}
+
+/// SplitMix64 over a random start: fast, uniformly spread 28-character account ids (not secrets),
+/// produced in ascending order so a seed appends to the primary key instead of rewriting pages
+/// all over it (the first 5 characters place id `i` of `n` in the i-th n-th of the id space).
+struct IDGenerator {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+    var state: UInt64
+
+    init(seed: [UInt8]) {
+        state = seed.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    mutating func nextWord() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// The same characters in byte order, for the ordered prefix.
+    static let sorted = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+    static let prefixSpace: UInt64 = 916_132_832  // 62^5
+
+    mutating func next(position: Int, of total: Int) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(28)
+        let width = Double(IDGenerator.prefixSpace) / Double(total)
+        let jitter = Double(nextWord() >> 11) / Double(1 << 53)
+        var v = min(UInt64((Double(position) + jitter) * width), IDGenerator.prefixSpace - 1)
+        var prefix = [UInt8](repeating: 0, count: 5)
+        for k in (0..<5).reversed() {
+            prefix[k] = IDGenerator.sorted[Int(v % 62)]
+            v /= 62
+        }
+        out += prefix
+        while out.count < 28 {
+            var w = nextWord()
+            for _ in 0..<10 where out.count < 28 {
+                out.append(IDGenerator.alphabet[Int(w % 62)])
+                w /= 62
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,117 @@
+"""Every process the benchmark starts, and how it is stopped again.
+
+Each child runs in its own session (process group), is recorded here, and is stopped by
+`stop_all()`, which the harness calls on every exit path (normal end, exception, SIGINT,
+SIGTERM, SIGHUP). Nothing is ever stopped by name, only by the pid we started.
+"""
+import os
+import signal
+import subprocess
+import time
+
+_children = []          # (name, Popen)
+
+
+def start(name, argv, env=None, log_path=None, cwd=None):
+    """Starts argv in a new session; stdout/stderr go to log_path (or /dev/null)."""
+    out = open(log_path, "ab") if log_path else subprocess.DEVNULL
+    try:
+        p = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                             start_new_session=True)
+    finally:
+        if log_path:
+            out.close()
+    _children.append((name, p))
+    return p
+
+
+def stop(p, sig=signal.SIGTERM, timeout=10.0):
+    """Stops one child (and its process group): sig, then SIGKILL after timeout."""
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait(timeout=5)
+    for i, (_, q) in enumerate(_children):
+        if q is p:
+            del _children[i]
+            break
+
+
+def stop_all():
+    """Stops every child still recorded, newest first."""
+    while _children:
+        name, p = _children[-1]
+        # nginx finishes gracefully on SIGQUIT; everything else stops on SIGTERM.
+        stop(p, signal.SIGQUIT if name.startswith("nginx") else signal.SIGTERM)
+
+
+def install_signal_handlers():
+    """SIGINT/SIGTERM/SIGHUP end the run through the normal cleanup path."""
+    def handler(signum, _frame):
+        raise SystemExit(128 + signum)
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, handler)
+
+
+def run(argv, timeout, env=None, cwd=None, check=True):
+    """Runs a bounded foreground command and returns its CompletedProcess (text)."""
+    r = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                       stdin=subprocess.DEVNULL)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{argv[0]} failed ({r.returncode}): {(r.stderr or r.stdout)[-2000:]}")
+    return r
+
+
+# --- /proc readings -------------------------------------------------------------------------
+
+def status_kb(pid, field):
+    """A kB field of /proc/PID/status (VmRSS, VmHWM), or None."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def reset_peak(pid):
+    """Resets VmHWM to the current RSS (writing 5 to clear_refs); False if not allowed."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds used so far by the process (all threads)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICK
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def wait_for(predicate, timeout, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False
