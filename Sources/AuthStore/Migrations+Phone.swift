@@ -17,5 +17,12 @@ extension Migrations {
         ) WITHOUT ROWID;
         CREATE INDEX phone_proofs_expiry ON phone_proofs(expires_at);
         """),
+        // Migration 6: the pending-code lookup and "send again" read only open codes; without this
+        // partial index they scanned every used code of the number (flows/s fell as codes piled up).
+        (6, """
+        DROP INDEX phone_verifications_pending;
+        CREATE INDEX phone_verifications_open ON phone_verifications(project_id, phone_number, app_id, created_at)
+            WHERE consumed_at IS NULL AND superseded_at IS NULL;
+        """),
     ]
 }
