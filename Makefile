@@ -19,7 +19,8 @@ build:
 
 release:
 	@scripts/install-deps.sh run
-	swift build -c release
+	swift build -c release --static-swift-stdlib --scratch-path .build-release --product gatehouse
+	@echo "built .build-release/release/gatehouse"
 
 bench:
 	bench/run

@@ -9,9 +9,11 @@ out="${GATEHOUSE_TEST_OUTPUT:-$PWD/test-output}"
 mkdir -p "$out"
 export GATEHOUSE_TEST_OUTPUT="$out"
 
-echo "== build"
+echo "== build (debug for unit tests; the release binary, as deployed, for the HTTP tests)"
 swift build 2>&1 | tail -n 3 || exit 1
-export GATEHOUSE_BIN="$(swift build --show-bin-path)/gatehouse"
+swift build -c release --static-swift-stdlib --scratch-path .build-release --product gatehouse 2>&1 | tail -n 3 || exit 1
+export GATEHOUSE_BIN="$PWD/.build-release/release/gatehouse"
+[ -x "$GATEHOUSE_BIN" ] || { echo "release build missing: $GATEHOUSE_BIN"; exit 1; }
 
 echo "== engine and unit tests (swift test)"
 swift test 2>&1 | tee "$out/swift-test.log" | grep -E "^(✘|􀢄)|error:|Test run with" 
