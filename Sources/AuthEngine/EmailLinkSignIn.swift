@@ -57,6 +57,7 @@ extension EmailLinks {
             account.emailLinkSignin = true
             account.upsertProvider(ProviderInfo(providerID: "password", rawID: email, email: email))
             account.lastLoginAt = now
+            if issueTokens { account.lastRefreshAt = now }
             if isNew { try store.insertAccount(account) } else { try store.updateAccount(account) }
             let issued = issueTokens ? try SignInTokens(tokens: tokens, store: store, random: random).issue(for: account, provider: "password") : nil
             try store.audit(AuditEvent(projectID: project.id, event: isNew ? "signin.email_link.new" : "signin.email_link",
