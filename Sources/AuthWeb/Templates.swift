@@ -42,6 +42,11 @@ public struct Locales: Sendable {
         mergedFlat = flat.mapValues { enFlat.merging($0) { $1 } }
     }
 
+    /// No languages at all (a locale folder that failed to load).
+    init() {
+        tables = [:]; flat = [:]; mergedTables = [:]; mergedFlat = [:]
+    }
+
     static func nested(_ v: JSON, prefix: String, into flat: inout [String: String]) -> any Sendable {
         switch v {
         case let .object(pairs):
@@ -112,8 +117,9 @@ public struct TemplateError: Error, CustomStringConvertible {
 /// A template is parsed the first time it is rendered (with the partials and parents it names)
 /// and kept; `validateAll()` parses every one at once, for start-up checks.
 public final class Templates: @unchecked Sendable {
-    public let locales: Locales
     public let directory: String
+    private let localesLock = NSLockLike()
+    private var loadedLocales: Locales?
     /// Template name (`pages/phone`) → its file (`<directory>/templates/pages/phone.mustache`).
     private let files: [String: String]
     private let lock = NSLockLike()
@@ -121,7 +127,7 @@ public final class Templates: @unchecked Sendable {
     private var parsed: [String: (template: MustacheTemplate, references: [String])] = [:]
     private var libraries: [String: MustacheLibrary] = [:]
 
-    /// Lists `<directory>/templates` and loads `<directory>/locales`; templates are parsed on use.
+    /// Lists `<directory>/templates`; templates are parsed and `<directory>/locales` loaded on use.
     public init(directory: String) throws {
         self.directory = directory
         let base = directory + "/templates"
@@ -131,11 +137,32 @@ public final class Templates: @unchecked Sendable {
             files[String(file.dropLast(".mustache".count))] = base + "/" + file
         }
         self.files = files
-        locales = try Locales(directory: directory + "/locales")
     }
 
-    /// Parses every template; throws on the first that does not parse (start-up validation).
+    /// The localized strings, loaded on first use (an API request that renders nothing never
+    /// needs them); a folder that does not load is logged and leaves every string empty.
+    public var locales: Locales {
+        do { return try loadLocales() } catch {
+            Log.error("\(error)")
+            return localesLock.withLock {
+                if loadedLocales == nil { loadedLocales = Locales() }
+                return loadedLocales!
+            }
+        }
+    }
+
+    private func loadLocales() throws -> Locales {
+        try localesLock.withLock {
+            if let l = loadedLocales { return l }
+            let l = try Locales(directory: directory + "/locales")
+            loadedLocales = l
+            return l
+        }
+    }
+
+    /// Loads the locales and parses every template; throws on the first problem (start-up validation).
     public func validateAll() throws {
+        _ = try loadLocales()
         try lock.withLock {
             for name in files.keys.sorted() { _ = try parse(name) }
         }
