@@ -10,10 +10,33 @@ import AuthCrypto
 /// verifiers caching the key set (`max-age` 3600) know it before its first token. A key's
 /// `createdAt` is the moment it starts signing.
 public final class KeyRing: @unchecked Sendable {
+    /// A published key: its public half parsed from `publicPEM`; the private half parsed from
+    /// `privatePEM` the first time it signs, then kept (verifying and publishing never parse it).
     public struct Key: @unchecked Sendable {
         public let record: SigningKeyRecord
-        public let privateKey: RSAPrivateKey
         public let publicKey: RSAPublicKey
+        fileprivate let signing: PrivateHalf
+
+        public var privateKey: RSAPrivateKey {
+            get throws { try signing.key(pem: record.privatePEM) }
+        }
+    }
+
+    /// The lazily parsed private key of one `Key`, shared by its copies.
+    fileprivate final class PrivateHalf: @unchecked Sendable {
+        private let lock = NSLockLike()
+        private var parsed: RSAPrivateKey?
+
+        init(_ key: RSAPrivateKey? = nil) { parsed = key }
+
+        func key(pem: String) throws -> RSAPrivateKey {
+            try lock.withLock {
+                if let parsed { return parsed }
+                let k = try RSAPrivateKey(pem: pem)
+                parsed = k
+                return k
+            }
+        }
     }
 
     /// Published lifetime of a retired key: the longest cookie (14 days) + the longest ID token (1 h).
@@ -74,9 +97,13 @@ public final class KeyRing: @unchecked Sendable {
         if !reload, let c = lock.withLock({ cached }), now - c.at < KeyRing.cacheLifetime, now >= c.at { return c.keys }
         let previous = lock.withLock { cached?.keys ?? [] }
         let keys = try store.publishedSigningKeys(at: now).map { rec -> Key in
-            if let old = previous.first(where: { $0.record.kid == rec.kid }) { return Key(record: rec, privateKey: old.privateKey, publicKey: old.publicKey) }
-            let priv = try RSAPrivateKey(pem: rec.privatePEM)
-            return Key(record: rec, privateKey: priv, publicKey: priv.publicKey)
+            if let old = previous.first(where: { $0.record.kid == rec.kid }) { return Key(record: rec, publicKey: old.publicKey, signing: old.signing) }
+            if rec.publicPEM.isEmpty {
+                // A record without its public half: derive it from the private key.
+                let priv = try RSAPrivateKey(pem: rec.privatePEM)
+                return Key(record: rec, publicKey: priv.publicKey, signing: PrivateHalf(priv))
+            }
+            return Key(record: rec, publicKey: try RSAPublicKey(pem: rec.publicPEM), signing: PrivateHalf())
         }
         lock.withLock { cached = (now, keys) }
         return keys

@@ -9,6 +9,9 @@ public struct Locales: Sendable {
     let tables: [String: [String: any Sendable]]
     /// Language → flattened `a.b.c` → text (for code).
     let flat: [String: [String: String]]
+    /// `tables` and `flat` of each language with English filling the gaps, merged once.
+    private let mergedTables: [String: [String: any Sendable]]
+    private let mergedFlat: [String: [String: String]]
     public var supported: [String] { tables.keys.sorted() }
 
     /// Reads `<directory>/<lang>/*.json` (one file per feature) and merges them per language.
@@ -34,6 +37,14 @@ public struct Locales: Sendable {
         guard tables["en"] != nil else { throw TemplateError("no en/ locale folder in \(directory)") }
         self.tables = tables
         self.flat = flat
+        let en = tables["en"] ?? [:], enFlat = flat["en"] ?? [:]
+        mergedTables = tables.mapValues { Locales.merge(en, $0) }
+        mergedFlat = flat.mapValues { enFlat.merging($0) { $1 } }
+    }
+
+    /// No languages at all (a locale folder that failed to load).
+    init() {
+        tables = [:]; flat = [:]; mergedTables = [:]; mergedFlat = [:]
     }
 
     static func nested(_ v: JSON, prefix: String, into flat: inout [String: String]) -> any Sendable {
@@ -52,11 +63,12 @@ public struct Locales: Sendable {
 
     /// Strings for `lang`, English filling any gap.
     public func strings(for lang: String) -> [String: String] {
-        (flat["en"] ?? [:]).merging(flat[lang] ?? [:]) { $1 }
+        mergedFlat[lang] ?? mergedFlat["en"] ?? [:]
     }
 
+    /// The nested table for `lang`, English filling any gap.
     func table(for lang: String) -> [String: any Sendable] {
-        Locales.merge(tables["en"] ?? [:], tables[lang] ?? [:])
+        mergedTables[lang] ?? mergedTables["en"] ?? [:]
     }
 
     static func merge(_ base: [String: any Sendable], _ over: [String: any Sendable]) -> [String: any Sendable] {
@@ -102,25 +114,108 @@ public struct TemplateError: Error, CustomStringConvertible {
 }
 
 /// Mustache templates for pages, SMS and email (`Resources/templates/**/*.mustache`) plus locales.
+/// A template is parsed the first time it is rendered (with the partials and parents it names)
+/// and kept; `validateAll()` parses every one at once, for start-up checks.
 public final class Templates: @unchecked Sendable {
-    public let library: MustacheLibrary
-    public let locales: Locales
     public let directory: String
+    private let localesLock = NSLockLike()
+    private var loadedLocales: Locales?
+    /// Template name (`pages/phone`) → its file (`<directory>/templates/pages/phone.mustache`).
+    private let files: [String: String]
+    private let lock = NSLockLike()
+    /// Parsed templates, and per rendered name a library of it and everything it references.
+    private var parsed: [String: (template: MustacheTemplate, references: [String])] = [:]
+    private var libraries: [String: MustacheLibrary] = [:]
 
-    /// Loads `<directory>/templates` and `<directory>/locales`; fails on any parse error.
+    /// Lists `<directory>/templates`; templates are parsed and `<directory>/locales` loaded on use.
     public init(directory: String) throws {
         self.directory = directory
-        var lib = MustacheLibrary()
         let base = directory + "/templates"
         guard let walker = FileManager.default.enumerator(atPath: base) else { throw TemplateError("no templates in \(base)") }
+        var files: [String: String] = [:]
         for case let file as String in walker where file.hasSuffix(".mustache") {
-            let text = try String(contentsOfFile: base + "/" + file, encoding: .utf8)
-            do { try lib.register(text, named: String(file.dropLast(".mustache".count))) } catch {
-                throw TemplateError("template \(file): \(error)")
+            files[String(file.dropLast(".mustache".count))] = base + "/" + file
+        }
+        self.files = files
+    }
+
+    /// The localized strings, loaded on first use (an API request that renders nothing never
+    /// needs them); a folder that does not load is logged and leaves every string empty.
+    public var locales: Locales {
+        do { return try loadLocales() } catch {
+            Log.error("\(error)")
+            return localesLock.withLock {
+                if loadedLocales == nil { loadedLocales = Locales() }
+                return loadedLocales!
             }
         }
-        library = lib
-        locales = try Locales(directory: directory + "/locales")
+    }
+
+    private func loadLocales() throws -> Locales {
+        try localesLock.withLock {
+            if let l = loadedLocales { return l }
+            let l = try Locales(directory: directory + "/locales")
+            loadedLocales = l
+            return l
+        }
+    }
+
+    /// Loads the locales and parses every template; throws on the first problem (start-up validation).
+    public func validateAll() throws {
+        _ = try loadLocales()
+        try lock.withLock {
+            for name in files.keys.sorted() { _ = try parse(name) }
+        }
+    }
+
+    /// Whether a template of this name exists (without parsing it).
+    public func contains(_ name: String) -> Bool { files[name] != nil }
+
+    /// The parsed template `name` (caller holds `lock`).
+    private func parse(_ name: String) throws -> MustacheTemplate? {
+        if let p = parsed[name] { return p.template }
+        guard let path = files[name] else { return nil }
+        let text: String, t: MustacheTemplate
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+            t = try MustacheTemplate(string: text)
+        } catch {
+            throw TemplateError("template \(name).mustache: \(error)")
+        }
+        parsed[name] = (t, Templates.references(in: text))
+        return t
+    }
+
+    /// A library holding `name` and, transitively, every partial or parent it names.
+    private func library(for name: String) throws -> MustacheLibrary? {
+        try lock.withLock {
+            if let lib = libraries[name] { return lib }
+            guard files[name] != nil else { return nil }
+            var lib = MustacheLibrary()
+            var pending = [name], seen: Set<String> = [name]
+            while let next = pending.popLast() {
+                guard let t = try parse(next) else { continue }
+                lib.register(t, named: next)
+                for ref in parsed[next]?.references ?? [] where files[ref] != nil && seen.insert(ref).inserted { pending.append(ref) }
+            }
+            libraries[name] = lib
+            return lib
+        }
+    }
+
+    /// Names in `{{> name}}` (partial) and `{{< name}}` (parent) tags.
+    static func references(in text: String) -> [String] {
+        var names: [String] = []
+        var rest = text[...]
+        while let open = rest.range(of: "{{") {
+            rest = rest[open.upperBound...]
+            let tag = rest.drop(while: { $0 == " " })
+            guard let sigil = tag.first, sigil == ">" || sigil == "<", let close = tag.range(of: "}}") else { continue }
+            let name = tag[tag.index(after: tag.startIndex)..<close.lowerBound].trimmingCharacters(in: .whitespaces)
+            if !name.isEmpty { names.append(name) }
+            rest = tag[close.upperBound...]
+        }
+        return names
     }
 
     /// The folder of templates shipped inside the build (`Resources/`).
@@ -137,7 +232,12 @@ public final class Templates: @unchecked Sendable {
     public func render(_ name: String, lang: String, values: [String: Any] = [:]) -> String {
         var object: [String: Any] = ["t": locales.table(for: lang), "lang": lang]
         for (k, v) in values { object[k] = v }
-        guard let out = library.render(object, withTemplate: name) else {
+        let lib: MustacheLibrary?
+        do { lib = try library(for: name) } catch {
+            Log.error("\(error)")
+            return ""
+        }
+        guard let out = lib?.render(object, withTemplate: name) else {
             Log.error("missing template \(name)")
             return ""
         }

@@ -11,12 +11,15 @@ struct Runtime {
     let config: Config
     let app: WebApp
 
-    init(config: Config) throws {
+    /// `validateTemplates`: parse every template now so a broken one fails at start (all but CGI
+    /// mode, where each request is a new process and parses only what it renders).
+    init(config: Config, validateTemplates: Bool = true) throws {
         self.config = config
         Log.level = config.logLevel
         try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o755])
         let templates = try Templates(directory: try Runtime.resourcesDirectory(config))
+        if validateTemplates { try templates.validateAll() }
         let settings = WebSettings(projects: config.projects, devMode: config.mode == .dev, publicOrigin: config.publicOrigin,
                                    adminToken: config.adminToken, version: Runtime.version)
         app = WebApp(settings: settings, templates: templates)

@@ -79,7 +79,7 @@ enum SMSText {
 
     static func composer(templates: Templates, lang: String, project: ProjectSettings) -> (String) -> String {
         let localized = "sms/phone_code.\(lang)"
-        let name = templates.library.getTemplate(named: localized) != nil ? localized : "sms/phone_code.en"
+        let name = templates.contains(localized) ? localized : "sms/phone_code.en"
         let minutes = max(1, min(project.phone.codeLifetimeSeconds, 600) / 60)
         return { code in
             var text = templates.render(name, lang: lang, values: ["code": code, "minutes": minutes])

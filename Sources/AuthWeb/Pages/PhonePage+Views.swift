@@ -19,7 +19,7 @@ extension PhonePage {
             "csrf": try CSRF.token(ctx, purpose: sendPurpose, response: &response),
             "continueUrl": step.continueURL,
             "number": step.number,
-            "countries": countries(lang: lang).map { ["code": $0.code, "label": $0.label, "selected": $0.code == step.region] },
+            "countryOptions": countryOptions(lang: lang, selected: step.region),
             "needsAppToken": !ctx.project.devMode,
             "otherHref": "/__/auth/signin" + continueQuery(step.continueURL),
         ]
@@ -68,28 +68,6 @@ extension PhonePage {
         if let info { values["info"] = info }
         response.body = Array(ctx.app.templates.render("pages/phone_code", ctx: ctx, values: values).utf8)
         return response
-    }
-
-    // MARK: - Countries
-
-    /// One entry of the country list: ISO region and its localized label with the calling code.
-    struct Country { let code: String; let label: String }
-
-    private static let cacheLock = NSLockLike()
-    nonisolated(unsafe) private static var cache: [String: [Country]] = [:]
-
-    /// Every region libphonenumber knows, named in `lang` with its calling code, sorted by name.
-    static func countries(lang: String) -> [Country] {
-        if let hit = cacheLock.withLock({ cache[lang] }) { return hit }
-        let locale = Locale(identifier: lang)
-        let list = PhoneNumber.supportedRegions.compactMap { code -> (String, Country)? in
-            guard let cc = PhoneNumber.countryCode(forRegion: code) else { return nil }
-            let name = locale.localizedString(forRegionCode: code) ?? code
-            return (name.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: locale),
-                    Country(code: code, label: "\(name) (+\(cc))"))
-        }.sorted { $0.0 < $1.0 }.map(\.1)
-        cacheLock.withLock { cache[lang] = list }
-        return list
     }
 
     static func knownRegion(_ code: String) -> String? {

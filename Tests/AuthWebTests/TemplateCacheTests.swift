@@ -1,0 +1,63 @@
+import Foundation
+@testable import AuthWeb
+import Mustache
+import Testing
+
+/// Pre-rendered fragments and lazily parsed templates (`Templates`, `PhonePage.countryOptions`).
+@Suite("Template caching")
+struct TemplateCacheTests {
+    /// The section the phone page used before its options were pre-rendered.
+    static let section = "{{#countries}}<option value=\"{{code}}\"{{#selected}} selected{{/selected}}>{{label}}</option>\n{{/countries}}"
+
+    @Test("the cached country options are exactly what the Mustache section renders, in every language", arguments: ["en", "fr", "de", "pt", "id"])
+    func countryOptionsMatchMustache(lang: String) throws {
+        let template = try MustacheTemplate(string: Self.section)
+        let list = PhonePage.countries(lang: lang)
+        #expect(list.count > 200)
+        for selected in ["US", "FR", "CI", list.last!.code, "ZZ", ""] {
+            let rows = list.map { ["code": $0.code, "label": $0.label, "selected": $0.code == selected] as [String: Any] }
+            #expect(PhonePage.countryOptions(lang: lang, selected: selected) == template.render(["countries": rows]))
+        }
+    }
+
+    @Test("labels are escaped as Mustache escapes them")
+    func escaping() {
+        #expect(PhonePage.htmlEscape(#"a<b>&"c'd ’é"#) == "a&lt;b&gt;&amp;&quot;c&#39;d ’é")
+    }
+
+    @Test("partials and parents are found in the template text", arguments: [
+        ("{{<layout}}x{{$head}}{{>pages/email_head}}{{/head}}", ["layout", "pages/email_head"]),
+        ("{{ > spaced }} {{name}} {{#s}}{{/s}} {{{raw}}}", ["spaced"]),
+        ("no tags {{", []),
+    ])
+    func references(text: String, names: [String]) {
+        #expect(Templates.references(in: text) == names)
+    }
+
+    @Test("a page renders with its layout without parsing every template first, and as before")
+    func lazyRender() throws {
+        let dir = try #require(Templates.bundledDirectory)
+        let lazy = try Templates(directory: dir)
+        let eager = try Templates(directory: dir)
+        try eager.validateAll()
+        let values: [String: Any] = ["phoneHref": "/p", "emailHref": "/e"]
+        let page = lazy.render("pages/signin", lang: "fr", values: values)
+        #expect(page.contains("</html>"))
+        #expect(page == eager.render("pages/signin", lang: "fr", values: values))
+        #expect(lazy.contains("sms/phone_code.en"))
+        #expect(!lazy.contains("sms/phone_code.xx"))
+    }
+
+    @Test("validateAll names a template that does not parse")
+    func validateAllFails() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-templates-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir + "/templates/pages", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir + "/locales/en", withIntermediateDirectories: true)
+        try "{}".write(toFile: dir + "/locales/en/x.json", atomically: true, encoding: .utf8)
+        try "{{#open}} never closed".write(toFile: dir + "/templates/pages/broken.mustache", atomically: true, encoding: .utf8)
+        let t = try Templates(directory: dir)
+        #expect(t.render("pages/broken", lang: "en") == "")
+        #expect { try t.validateAll() } throws: { "\($0)".contains("pages/broken.mustache") }
+    }
+}
