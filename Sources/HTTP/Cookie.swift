@@ -36,18 +36,55 @@ public struct Cookie: Equatable, Sendable {
     }
 
     /// Parses a `Cookie` header into name → value (the first occurrence of a name wins).
+    /// Works on UTF-8 bytes: the separators `;`, `=`, space, tab and `"` are ASCII (RFC 6265 §4.2.1).
     public static func parse(header: String) -> [String: String] {
         var out: [String: String] = [:]
-        for part in header.split(separator: ";") {
-            let trimmed = part.trimmingSpaces
-            guard let eq = trimmed.firstIndex(of: "=") else { continue }
-            let name = String(trimmed[..<eq]).trimmingSpaces
-            var value = String(trimmed[trimmed.index(after: eq)...]).trimmingSpaces
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
-            guard !name.isEmpty, out[name] == nil else { continue }
-            out[name] = value
+        forEachPair(header) { name, value in
+            let n = String(Substring(name))
+            if out[n] == nil { out[n] = String(Substring(value)) }
+            return true
         }
         return out
+    }
+
+    /// The value of the first cookie called `name` in a `Cookie` header, without building a map.
+    public static func value(named name: String, inHeader header: String) -> String? {
+        var found: String?
+        let wanted = name.utf8
+        forEachPair(header) { n, v in
+            guard n.elementsEqual(wanted) else { return true }
+            found = String(Substring(v))
+            return false
+        }
+        return found
+    }
+
+    /// Calls `body` with each non-empty name and its value (spaces trimmed, one pair of double
+    /// quotes removed) until it returns false.
+    static func forEachPair(_ header: String, _ body: (Substring.UTF8View, Substring.UTF8View) -> Bool) {
+        let u = Substring(header).utf8
+        var i = u.startIndex
+        while i < u.endIndex {
+            var end = i
+            while end < u.endIndex, u[end] != UInt8(ascii: ";") { u.formIndex(after: &end) }
+            let part = u[i..<end]
+            i = end < u.endIndex ? u.index(after: end) : end
+            guard let eq = part.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            let name = trimmed(part[part.startIndex..<eq])
+            var value = trimmed(part[part.index(after: eq)...])
+            if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
+                value = value[value.index(after: value.startIndex)..<value.index(before: value.endIndex)]
+            }
+            guard !name.isEmpty else { continue }
+            if !body(name, value) { return }
+        }
+    }
+
+    static func trimmed(_ s: Substring.UTF8View) -> Substring.UTF8View {
+        var lo = s.startIndex, hi = s.endIndex
+        while lo < hi, s[lo] == 0x20 || s[lo] == 0x09 { s.formIndex(after: &lo) }
+        while hi > lo, s[s.index(before: hi)] == 0x20 || s[s.index(before: hi)] == 0x09 { s.formIndex(before: &hi) }
+        return s[lo..<hi]
     }
 
     static func isToken(_ s: String) -> Bool {
