@@ -227,17 +227,22 @@ public final class FastCGIServer: @unchecked Sendable {
 
     /// CGI response bytes: `Status:` line, headers, blank line, body.
     public static func encode(_ r: Response, includeBody: Bool) -> [UInt8] {
-        var head = "Status: \(r.status) \(Response.reason(r.status))\r\n"
+        var out = [UInt8]()
+        out.reserveCapacity(128 + r.headers.count * 48 + (includeBody ? r.body.count : 0))
+        out.append(contentsOf: "Status: \(r.status) \(Response.reason(r.status))\r\n".utf8)
         var hasLength = false
         for (k, v) in r.headers {
-            // A header value can never carry a line break (response splitting).
-            let clean = v.filter { $0 != "\r" && $0 != "\n" }
-            head += "\(k): \(clean)\r\n"
-            if k.lowercased() == "content-length" { hasLength = true }
+            out.append(contentsOf: k.utf8)
+            out.append(contentsOf: ": ".utf8)
+            // A header value can never carry a line break (response splitting): CR and LF are dropped.
+            for c in v.utf8 where c != 0x0D && c != 0x0A { out.append(c) }
+            out.append(contentsOf: "\r\n".utf8)
+            if !hasLength, k.utf8.count == 14, k.lowercasedName == "content-length" { hasLength = true }
         }
-        if !hasLength, !r.body.isEmpty || r.status != 204 { head += "Content-Length: \(r.body.count)\r\n" }
-        head += "\r\n"
-        return Array(head.utf8) + (includeBody ? r.body : [])
+        if !hasLength, !r.body.isEmpty || r.status != 204 { out.append(contentsOf: "Content-Length: \(r.body.count)\r\n".utf8) }
+        out.append(contentsOf: "\r\n".utf8)
+        if includeBody { out.append(contentsOf: r.body) }
+        return out
     }
 
     static func badGateway(_ step: String) -> Response {

@@ -64,7 +64,7 @@ public struct Request: Sendable {
 extension String {
     /// `lowercased()`, skipped when there is nothing to lower (ASCII without capitals, as header
     /// names from FastCGI and in code are).
-    var lowercasedName: String {
+    public var lowercasedName: String {
         utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A || $0 >= 0x80 }) ? lowercased() : self
     }
 }
