@@ -15,17 +15,17 @@ public enum JWS {
         public let signingInput: [UInt8]
     }
 
-    /// Splits on the byte `.` (compact JWS is ASCII, RFC 7515 §7.1) without copying the token.
+    /// Splits on the byte `.` (compact JWS is ASCII, RFC 7515 §7.1) over the token's UTF-8 bytes.
     public static func parse(_ token: String, maxLength: Int = 16 * 1024) -> Parts? {
-        let u = Substring(token).utf8
-        guard u.count <= maxLength else { return nil }
-        let dot = UInt8(ascii: ".")
-        guard let d1 = u.firstIndex(of: dot) else { return nil }
-        let rest = u[u.index(after: d1)...]
-        guard let d2 = rest.firstIndex(of: dot) else { return nil }
-        let h64 = u[u.startIndex..<d1], p64 = u[u.index(after: d1)..<d2], s64 = u[u.index(after: d2)...]
-        guard !h64.isEmpty, !p64.isEmpty, !s64.contains(dot),
-              let h = Base64URL.decode(bytes: h64), let p = Base64URL.decode(bytes: p64), let s = Base64URL.decode(bytes: s64) else { return nil }
-        return Parts(header: h, payload: p, signature: s, signingInput: Array(u[u.startIndex..<d2]))
+        guard token.utf8.count <= maxLength else { return nil }
+        var token = token
+        return token.withUTF8 { u -> Parts? in
+            let dot = UInt8(ascii: ".")
+            guard let d1 = u.firstIndex(of: dot), let d2 = u[(d1 + 1)...].firstIndex(of: dot) else { return nil }
+            let h64 = u[..<d1], p64 = u[(d1 + 1)..<d2], s64 = u[(d2 + 1)...]
+            guard !h64.isEmpty, !p64.isEmpty, !s64.contains(dot),
+                  let h = Base64URL.decode(bytes: h64), let p = Base64URL.decode(bytes: p64), let s = Base64URL.decode(bytes: s64) else { return nil }
+            return Parts(header: h, payload: p, signature: s, signingInput: Array(u[..<d2]))
+        }
     }
 }

@@ -40,8 +40,8 @@ public struct Cookie: Equatable, Sendable {
     public static func parse(header: String) -> [String: String] {
         var out: [String: String] = [:]
         forEachPair(header) { name, value in
-            let n = String(Substring(name))
-            if out[n] == nil { out[n] = String(Substring(value)) }
+            let n = String(decoding: name, as: UTF8.self)
+            if out[n] == nil { out[n] = String(decoding: value, as: UTF8.self) }
             return true
         }
         return out
@@ -53,7 +53,7 @@ public struct Cookie: Equatable, Sendable {
         let wanted = name.utf8
         forEachPair(header) { n, v in
             guard n.elementsEqual(wanted) else { return true }
-            found = String(Substring(v))
+            found = String(decoding: v, as: UTF8.self)
             return false
         }
         return found
@@ -61,29 +61,30 @@ public struct Cookie: Equatable, Sendable {
 
     /// Calls `body` with each non-empty name and its value (spaces trimmed, one pair of double
     /// quotes removed) until it returns false.
-    static func forEachPair(_ header: String, _ body: (Substring.UTF8View, Substring.UTF8View) -> Bool) {
-        let u = Substring(header).utf8
-        var i = u.startIndex
-        while i < u.endIndex {
-            var end = i
-            while end < u.endIndex, u[end] != UInt8(ascii: ";") { u.formIndex(after: &end) }
-            let part = u[i..<end]
-            i = end < u.endIndex ? u.index(after: end) : end
-            guard let eq = part.firstIndex(of: UInt8(ascii: "=")) else { continue }
-            let name = trimmed(part[part.startIndex..<eq])
-            var value = trimmed(part[part.index(after: eq)...])
-            if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
-                value = value[value.index(after: value.startIndex)..<value.index(before: value.endIndex)]
+    static func forEachPair(_ header: String, _ body: (Slice<UnsafeBufferPointer<UInt8>>, Slice<UnsafeBufferPointer<UInt8>>) -> Bool) {
+        var header = header
+        header.withUTF8 { u in
+            var i = 0
+            while i < u.count {
+                let end = u[i...].firstIndex(of: UInt8(ascii: ";")) ?? u.count
+                let part = u[i..<end]
+                i = end + 1
+                guard let eq = part.firstIndex(of: UInt8(ascii: "=")) else { continue }
+                let name = trimmed(part[..<eq])
+                var value = trimmed(part[(eq + 1)...])
+                if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
+                    value = value[(value.startIndex + 1)..<(value.endIndex - 1)]
+                }
+                guard !name.isEmpty else { continue }
+                if !body(name, value) { return }
             }
-            guard !name.isEmpty else { continue }
-            if !body(name, value) { return }
         }
     }
 
-    static func trimmed(_ s: Substring.UTF8View) -> Substring.UTF8View {
+    static func trimmed(_ s: Slice<UnsafeBufferPointer<UInt8>>) -> Slice<UnsafeBufferPointer<UInt8>> {
         var lo = s.startIndex, hi = s.endIndex
-        while lo < hi, s[lo] == 0x20 || s[lo] == 0x09 { s.formIndex(after: &lo) }
-        while hi > lo, s[s.index(before: hi)] == 0x20 || s[s.index(before: hi)] == 0x09 { s.formIndex(before: &hi) }
+        while lo < hi, s[lo] == 0x20 || s[lo] == 0x09 { lo += 1 }
+        while hi > lo, s[hi - 1] == 0x20 || s[hi - 1] == 0x09 { hi -= 1 }
         return s[lo..<hi]
     }
 
