@@ -229,13 +229,21 @@ public final class FastCGIServer: @unchecked Sendable {
     public static func encode(_ r: Response, includeBody: Bool) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(128 + r.headers.count * 48 + (includeBody ? r.body.count : 0))
-        out.append(contentsOf: "Status: \(r.status) \(Response.reason(r.status))\r\n".utf8)
+        out.append(contentsOf: "Status: ".utf8)
+        out.append(contentsOf: String(r.status).utf8)
+        out.append(0x20)
+        out.append(contentsOf: Response.reason(r.status).utf8)
+        out.append(contentsOf: "\r\n".utf8)
         var hasLength = false
         for (k, v) in r.headers {
             out.append(contentsOf: k.utf8)
             out.append(contentsOf: ": ".utf8)
             // A header value can never carry a line break (response splitting): CR and LF are dropped.
-            for c in v.utf8 where c != 0x0D && c != 0x0A { out.append(c) }
+            if v.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A }) {
+                for c in v.utf8 where c != 0x0D && c != 0x0A { out.append(c) }
+            } else {
+                out.append(contentsOf: v.utf8)
+            }
             out.append(contentsOf: "\r\n".utf8)
             if !hasLength, k.utf8.count == 14, k.lowercasedName == "content-length" { hasLength = true }
         }
