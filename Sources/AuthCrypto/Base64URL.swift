@@ -40,24 +40,32 @@ public enum Base64URL {
     /// Decodes base64url or standard base64, padded or not; nil on any invalid character.
     public static func decode(_ text: String) -> [UInt8]? { decode(Substring(text)) }
 
-    public static func decode(_ text: Substring) -> [UInt8]? {
-        var u = Array(text.utf8)
-        while u.last == UInt8(ascii: "=") { u.removeLast() }
-        guard u.count % 4 != 1 else { return nil }
+    public static func decode(_ text: Substring) -> [UInt8]? { decode(bytes: text.utf8) }
+
+    /// Decodes the UTF-8 bytes of base64url or standard base64 text, padded or not.
+    public static func decode<C: BidirectionalCollection>(bytes text: C) -> [UInt8]? where C.Element == UInt8 {
+        var end = text.endIndex
+        while end > text.startIndex, text[text.index(before: end)] == UInt8(ascii: "=") { text.formIndex(before: &end) }
+        let u = text[text.startIndex..<end]
+        let count = u.count
+        guard count % 4 != 1 else { return nil }
         var out = [UInt8]()
-        out.reserveCapacity(u.count * 3 / 4)
+        out.reserveCapacity(count * 3 / 4)
         var acc: UInt32 = 0
         var bits = 0
-        for c in u {
-            let v = reverse[Int(c)]
-            guard v != 0xFF else { return nil }
-            acc = acc << 6 | UInt32(v)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(acc >> UInt32(bits) & 0xFF))
+        let ok: Bool = reverse.withUnsafeBufferPointer { table in
+            for c in u {
+                let v = table[Int(c)]
+                guard v != 0xFF else { return false }
+                acc = acc << 6 | UInt32(v)
+                bits += 6
+                if bits >= 8 {
+                    bits -= 8
+                    out.append(UInt8(acc >> UInt32(bits) & 0xFF))
+                }
             }
+            return true
         }
-        return out
+        return ok ? out : nil
     }
 }

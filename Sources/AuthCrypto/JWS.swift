@@ -15,11 +15,17 @@ public enum JWS {
         public let signingInput: [UInt8]
     }
 
+    /// Splits on the byte `.` (compact JWS is ASCII, RFC 7515 §7.1) over the token's UTF-8 bytes.
     public static func parse(_ token: String, maxLength: Int = 16 * 1024) -> Parts? {
         guard token.utf8.count <= maxLength else { return nil }
-        let segs = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard segs.count == 3, !segs[0].isEmpty, !segs[1].isEmpty,
-              let h = Base64URL.decode(segs[0]), let p = Base64URL.decode(segs[1]), let s = Base64URL.decode(segs[2]) else { return nil }
-        return Parts(header: h, payload: p, signature: s, signingInput: Array((segs[0] + "." + segs[1]).utf8))
+        var token = token
+        return token.withUTF8 { u -> Parts? in
+            let dot = UInt8(ascii: ".")
+            guard let d1 = u.firstIndex(of: dot), let d2 = u[(d1 + 1)...].firstIndex(of: dot) else { return nil }
+            let h64 = u[..<d1], p64 = u[(d1 + 1)..<d2], s64 = u[(d2 + 1)...]
+            guard !h64.isEmpty, !p64.isEmpty, !s64.contains(dot),
+                  let h = Base64URL.decode(bytes: h64), let p = Base64URL.decode(bytes: p64), let s = Base64URL.decode(bytes: s64) else { return nil }
+            return Parts(header: h, payload: p, signature: s, signingInput: Array(u[..<d2]))
+        }
     }
 }

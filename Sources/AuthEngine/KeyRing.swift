@@ -50,6 +50,9 @@ public final class KeyRing: @unchecked Sendable {
     private let lock = NSLockLike()
     private var cached: (at: Millis, keys: [Key])?
     private var lastForcedReload: Millis?
+    /// Bumped whenever the published kid list changes; tags `derivedCache`.
+    private var generation = 0
+    private var derivedCache: [String: (generation: Int, bytes: [UInt8])] = [:]
     private let clock: Clock
 
     public init(clock: Clock) { self.clock = clock }
@@ -89,7 +92,7 @@ public final class KeyRing: @unchecked Sendable {
         return record
     }
 
-    public func invalidate() { lock.withLock { cached = nil } }
+    public func invalidate() { lock.withLock { cached = nil; generation += 1; derivedCache = [:] } }
 
     /// Published keys, newest first (cached briefly).
     public func keys(store: SigningKeyStore, reload: Bool = false) throws -> [Key] {
@@ -105,8 +108,23 @@ public final class KeyRing: @unchecked Sendable {
             }
             return Key(record: rec, publicKey: try RSAPublicKey(pem: rec.publicPEM), signing: PrivateHalf())
         }
-        lock.withLock { cached = (now, keys) }
+        lock.withLock {
+            if cached.map({ $0.keys.map(\.record.kid) }) != keys.map(\.record.kid) { generation += 1; derivedCache = [:] }
+            cached = (now, keys)
+        }
         return keys
+    }
+
+    /// Bytes computed from the published keys (a serialized key set, RFC 7517), kept under `name`
+    /// until the published kid list changes. `make` must depend only on each key's kid and its
+    /// immutable material (modulus, exponent, certificate).
+    public func derived(_ name: String, store: SigningKeyStore, make: ([Key]) throws -> [UInt8]) throws -> [UInt8] {
+        let keys = try keys(store: store)
+        let (gen, hit) = lock.withLock { (generation, derivedCache[name]) }
+        if let hit, hit.generation == gen { return hit.bytes }
+        let bytes = try make(keys)
+        lock.withLock { if generation == gen { derivedCache[name] = (gen, bytes) } }
+        return bytes
     }
 
     /// The current signer: the newest key whose signing period has started and not ended

@@ -10,19 +10,13 @@ public enum CGIResponder {
     public static var stdinIsNotASocket: Bool { FCGX_IsCGI() != 0 }
 
     public static func serveOne(maxBodyBytes: Int = 64 * 1024, handler: (Request) throws -> Response, log: (String) -> Void) {
-        var params: [String: String] = [:]
-        var p = environ
-        while let entry = p.pointee {
-            let s = String(cString: entry)
-            if let eq = s.firstIndex(of: "=") { params[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
-            p = p.advanced(by: 1)
-        }
+        let params = CGIParams(envp: environ)
         let response: Response
         switch FastCGIServer.readBody(params: params, max: maxBodyBytes, read: { buf, n in Int32(read(0, buf, Int(n))) }) {
         case .failure(.tooLarge): response = FastCGIServer.tooLarge(maxBodyBytes)
         case .failure: response = FastCGIServer.badGateway("reading the request body")
         case let .success(body):
-            do { response = try handler(FastCGIServer.request(params: params, body: body)) } catch {
+            do { response = try handler(FastCGIServer.request(params, body: body)) } catch {
                 log("handler failed: \(error)")
                 response = FastCGIServer.badGateway("handling the request")
             }

@@ -149,7 +149,7 @@ public final class FastCGIServer: @unchecked Sendable {
     }
 
     func serve(_ req: inout FCGX_Request, _ handler: Handler) {
-        let params = FastCGIServer.params(req.envp)
+        let params = CGIParams(envp: req.envp)
         let outStream = req.out
         let response: Response
         let method = params["REQUEST_METHOD"] ?? "GET"
@@ -157,7 +157,7 @@ public final class FastCGIServer: @unchecked Sendable {
         case let .failure(step):
             response = step == .tooLarge ? FastCGIServer.tooLarge(options.maxBodyBytes) : FastCGIServer.badGateway("reading the request body")
         case let .success(body):
-            let request = FastCGIServer.request(params: params, body: body)
+            let request = FastCGIServer.request(params, body: body)
             do {
                 response = try handler(request)
             } catch {
@@ -175,7 +175,7 @@ public final class FastCGIServer: @unchecked Sendable {
 
     enum BodyFailure: Error { case tooLarge, readFailed }
 
-    static func readBody(params: [String: String], max: Int, read: (UnsafeMutablePointer<CChar>, Int32) -> Int32) -> Result<[UInt8], BodyFailure> {
+    static func readBody(params: CGIParams, max: Int, read: (UnsafeMutablePointer<CChar>, Int32) -> Int32) -> Result<[UInt8], BodyFailure> {
         let declared = params["CONTENT_LENGTH"].flatMap { Int($0) } ?? 0
         if declared > max { return .failure(.tooLarge) }
         guard declared > 0 else { return .success([]) }
@@ -196,21 +196,19 @@ public final class FastCGIServer: @unchecked Sendable {
 
     static func params(_ envp: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> [String: String] {
         var out: [String: String] = [:]
-        var p = envp
-        while let entry = p?.pointee {
-            let s = String(cString: entry)
-            if let eq = s.firstIndex(of: "=") { out[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
-            p = p?.advanced(by: 1)
+        CGIParams.forEach(envp) { name, value in
+            out[String(decoding: name, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
         }
         return out
     }
 
     /// Builds a Request from CGI/FastCGI parameters (RFC 3875 meta-variables).
     public static func request(params: [String: String], body: [UInt8]) -> Request {
-        var headers: [String: String] = [:]
-        for (k, v) in params where k.hasPrefix("HTTP_") {
-            headers[String(k.dropFirst(5)).replacingUnderscores.lowercased()] = v
-        }
+        request(CGIParams(params), body: body)
+    }
+
+    static func request(_ params: CGIParams, body: [UInt8]) -> Request {
+        var headers = params.headers
         if let ct = params["CONTENT_TYPE"], !ct.isEmpty { headers["content-type"] = ct }
         if let cl = params["CONTENT_LENGTH"], !cl.isEmpty { headers["content-length"] = cl }
         let uri = params["REQUEST_URI"] ?? "/"
@@ -229,17 +227,30 @@ public final class FastCGIServer: @unchecked Sendable {
 
     /// CGI response bytes: `Status:` line, headers, blank line, body.
     public static func encode(_ r: Response, includeBody: Bool) -> [UInt8] {
-        var head = "Status: \(r.status) \(Response.reason(r.status))\r\n"
+        var out = [UInt8]()
+        out.reserveCapacity(128 + r.headers.count * 48 + (includeBody ? r.body.count : 0))
+        out.append(contentsOf: "Status: ".utf8)
+        out.append(contentsOf: String(r.status).utf8)
+        out.append(0x20)
+        out.append(contentsOf: Response.reason(r.status).utf8)
+        out.append(contentsOf: "\r\n".utf8)
         var hasLength = false
         for (k, v) in r.headers {
-            // A header value can never carry a line break (response splitting).
-            let clean = v.filter { $0 != "\r" && $0 != "\n" }
-            head += "\(k): \(clean)\r\n"
-            if k.lowercased() == "content-length" { hasLength = true }
+            out.append(contentsOf: k.utf8)
+            out.append(contentsOf: ": ".utf8)
+            // A header value can never carry a line break (response splitting): CR and LF are dropped.
+            if v.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A }) {
+                for c in v.utf8 where c != 0x0D && c != 0x0A { out.append(c) }
+            } else {
+                out.append(contentsOf: v.utf8)
+            }
+            out.append(contentsOf: "\r\n".utf8)
+            if !hasLength, k.utf8.count == 14, k.lowercasedName == "content-length" { hasLength = true }
         }
-        if !hasLength, !r.body.isEmpty || r.status != 204 { head += "Content-Length: \(r.body.count)\r\n" }
-        head += "\r\n"
-        return Array(head.utf8) + (includeBody ? r.body : [])
+        if !hasLength, !r.body.isEmpty || r.status != 204 { out.append(contentsOf: "Content-Length: \(r.body.count)\r\n".utf8) }
+        out.append(contentsOf: "\r\n".utf8)
+        if includeBody { out.append(contentsOf: r.body) }
+        return out
     }
 
     static func badGateway(_ step: String) -> Response {
@@ -266,6 +277,53 @@ public struct ServerError: Error, CustomStringConvertible {
     public init(_ d: String) { description = d }
 }
 
-extension String {
-    var replacingUnderscores: String { String(map { $0 == "_" ? "-" : $0 }) }
+/// CGI meta-variables (RFC 3875 §4.1), with the `HTTP_*` ones kept apart as lower-case header
+/// names (`HTTP_X_REQUEST_ID` → `x-request-id`). Entries are split on the byte `=`.
+struct CGIParams {
+    var meta: [String: String] = [:]
+    var headers: [String: String] = [:]
+
+    subscript(name: String) -> String? { meta[name] }
+
+    init(envp: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) {
+        CGIParams.forEach(envp) { name, value in add(name: name, value: String(decoding: value, as: UTF8.self)) }
+    }
+
+    init(_ params: [String: String]) {
+        for (k, v) in params {
+            var name = k
+            name.withUTF8 { add(name: $0, value: v) }
+        }
+    }
+
+    private mutating func add(name: UnsafeBufferPointer<UInt8>, value: String) {
+        let http: [UInt8] = [0x48, 0x54, 0x54, 0x50, 0x5F] // "HTTP_"
+        if name.count >= 5, name.starts(with: http) {
+            let header = String(unsafeUninitializedCapacity: name.count - 5) { out in
+                for (i, c) in name.dropFirst(5).enumerated() {
+                    out[i] = c == UInt8(ascii: "_") ? UInt8(ascii: "-") : (c >= 0x41 && c <= 0x5A ? c | 0x20 : c)
+                }
+                return name.count - 5
+            }
+            headers[header.utf8.contains(where: { $0 >= 0x80 }) ? header.lowercased() : header] = value
+        } else {
+            meta[String(decoding: name, as: UTF8.self)] = value
+        }
+    }
+
+    /// Calls `body` with the name and value bytes of every `NAME=value` entry of `envp`.
+    static func forEach(_ envp: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+                        _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+        var p = envp
+        while let entry = p?.pointee {
+            let len = strlen(entry)
+            entry.withMemoryRebound(to: UInt8.self, capacity: len) { bytes in
+                if let eq = memchr(bytes, Int32(UInt8(ascii: "=")), len) {
+                    let n = bytes.distance(to: eq.assumingMemoryBound(to: UInt8.self))
+                    body(UnsafeBufferPointer(start: bytes, count: n), UnsafeBufferPointer(start: bytes + n + 1, count: len - n - 1))
+                }
+            }
+            p = p?.advanced(by: 1)
+        }
+    }
 }

@@ -36,18 +36,56 @@ public struct Cookie: Equatable, Sendable {
     }
 
     /// Parses a `Cookie` header into name → value (the first occurrence of a name wins).
+    /// Works on UTF-8 bytes: the separators `;`, `=`, space, tab and `"` are ASCII (RFC 6265 §4.2.1).
     public static func parse(header: String) -> [String: String] {
         var out: [String: String] = [:]
-        for part in header.split(separator: ";") {
-            let trimmed = part.trimmingSpaces
-            guard let eq = trimmed.firstIndex(of: "=") else { continue }
-            let name = String(trimmed[..<eq]).trimmingSpaces
-            var value = String(trimmed[trimmed.index(after: eq)...]).trimmingSpaces
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
-            guard !name.isEmpty, out[name] == nil else { continue }
-            out[name] = value
+        forEachPair(header) { name, value in
+            let n = String(decoding: name, as: UTF8.self)
+            if out[n] == nil { out[n] = String(decoding: value, as: UTF8.self) }
+            return true
         }
         return out
+    }
+
+    /// The value of the first cookie called `name` in a `Cookie` header, without building a map.
+    public static func value(named name: String, inHeader header: String) -> String? {
+        var found: String?
+        let wanted = name.utf8
+        forEachPair(header) { n, v in
+            guard n.elementsEqual(wanted) else { return true }
+            found = String(decoding: v, as: UTF8.self)
+            return false
+        }
+        return found
+    }
+
+    /// Calls `body` with each non-empty name and its value (spaces trimmed, one pair of double
+    /// quotes removed) until it returns false.
+    static func forEachPair(_ header: String, _ body: (Slice<UnsafeBufferPointer<UInt8>>, Slice<UnsafeBufferPointer<UInt8>>) -> Bool) {
+        var header = header
+        header.withUTF8 { u in
+            var i = 0
+            while i < u.count {
+                let end = u[i...].firstIndex(of: UInt8(ascii: ";")) ?? u.count
+                let part = u[i..<end]
+                i = end + 1
+                guard let eq = part.firstIndex(of: UInt8(ascii: "=")) else { continue }
+                let name = trimmed(part[..<eq])
+                var value = trimmed(part[(eq + 1)...])
+                if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
+                    value = value[(value.startIndex + 1)..<(value.endIndex - 1)]
+                }
+                guard !name.isEmpty else { continue }
+                if !body(name, value) { return }
+            }
+        }
+    }
+
+    static func trimmed(_ s: Slice<UnsafeBufferPointer<UInt8>>) -> Slice<UnsafeBufferPointer<UInt8>> {
+        var lo = s.startIndex, hi = s.endIndex
+        while lo < hi, s[lo] == 0x20 || s[lo] == 0x09 { lo += 1 }
+        while hi > lo, s[hi - 1] == 0x20 || s[hi - 1] == 0x09 { hi -= 1 }
+        return s[lo..<hi]
     }
 
     static func isToken(_ s: String) -> Bool {

@@ -3,12 +3,22 @@
 public enum FormDecoding {
     public static func pairs(_ text: Substring) -> [(String, String)] {
         guard !text.isEmpty else { return [] }
-        return text.split(separator: "&", omittingEmptySubsequences: true).map { part in
-            if let eq = part.firstIndex(of: "=") {
-                return (percentDecode(part[..<eq]), percentDecode(part[part.index(after: eq)...]))
+        let u = text.utf8
+        var out: [(String, String)] = []
+        var i = u.startIndex
+        while i < u.endIndex {
+            var end = i
+            while end < u.endIndex, u[end] != UInt8(ascii: "&") { u.formIndex(after: &end) }
+            let part = u[i..<end]
+            i = end < u.endIndex ? u.index(after: end) : end
+            guard !part.isEmpty else { continue }
+            if let eq = part.firstIndex(of: UInt8(ascii: "=")) {
+                out.append((percentDecode(Substring(part[part.startIndex..<eq])), percentDecode(Substring(part[part.index(after: eq)...]))))
+            } else {
+                out.append((percentDecode(Substring(part)), ""))
             }
-            return (percentDecode(part), "")
         }
+        return out
     }
 
     public static func pairs(_ text: String) -> [(String, String)] { pairs(Substring(text)) }
@@ -44,15 +54,17 @@ public enum FormDecoding {
 
     /// Percent-encodes everything but RFC 3986 unreserved characters (safe for any URL component).
     public static func percentEncode(_ s: String) -> String {
-        var out = ""
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(s.utf8.count * 3)
         for b in s.utf8 {
             if unreserved.contains(b) {
-                out.unicodeScalars.append(Unicode.Scalar(b))
+                out.append(b)
             } else {
-                out += "%" + String(b >> 4, radix: 16, uppercase: true) + String(b & 0xF, radix: 16, uppercase: true)
+                out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0xF)]]
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Encodes pairs as a query string / form body.

@@ -16,16 +16,22 @@ public struct Request: Sendable {
     public var requestID: String
 
     public let queryItems: [(String, String)]
-    public let cookies: [String: String]
+    /// Every cookie of the `Cookie` header (parsed on each use; prefer `cookie(_:)` for one).
+    public var cookies: [String: String] { headers["cookie"].map(Cookie.parse(header:)) ?? [:] }
+
+    /// The first cookie called `name`, read straight from the `Cookie` header.
+    public func cookie(_ name: String) -> String? {
+        headers["cookie"].flatMap { Cookie.value(named: name, inHeader: $0) }
+    }
 
     public init(method: String, path: String, rawQuery: String = "", headers: [String: String] = [:],
                 body: [UInt8] = [], remoteAddress: String = "127.0.0.1", isHTTPS: Bool = false,
                 host: String? = nil, requestID: String = "-") {
-        self.method = method.uppercased()
+        self.method = method.utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A || $0 >= 0x80 }) ? method.uppercased() : method
         self.path = path
         self.rawQuery = rawQuery
         var lower: [String: String] = [:]
-        for (k, v) in headers { lower[k.lowercased()] = v }
+        for (k, v) in headers { lower[k.lowercasedName] = v }
         self.headers = lower
         self.body = body
         self.remoteAddress = remoteAddress
@@ -33,13 +39,12 @@ public struct Request: Sendable {
         self.host = host ?? lower["host"] ?? "localhost"
         self.requestID = requestID
         self.queryItems = FormDecoding.pairs(rawQuery)
-        self.cookies = lower["cookie"].map(Cookie.parse(header:)) ?? [:]
     }
 
     /// First value of a query parameter.
     public func query(_ name: String) -> String? { queryItems.first(where: { $0.0 == name })?.1 }
 
-    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    public func header(_ name: String) -> String? { headers[name.lowercasedName] }
 
     public var contentType: String {
         (headers["content-type"] ?? "").split(separator: ";").first.map { $0.trimmingSpaces.lowercased() } ?? ""
@@ -54,4 +59,12 @@ public struct Request: Sendable {
 
     /// Origin of this request as the client sees it, e.g. `https://auth.example.com`.
     public var origin: String { (isHTTPS ? "https://" : "http://") + host }
+}
+
+extension String {
+    /// `lowercased()`, skipped when there is nothing to lower (ASCII without capitals, as header
+    /// names from FastCGI and in code are).
+    public var lowercasedName: String {
+        utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A || $0 >= 0x80 }) ? lowercased() : self
+    }
 }

@@ -1,42 +1,55 @@
 /// A path pattern such as `/identitytoolkit.googleapis.com/v1/projects/{project}:createSessionCookie`.
 /// Each `/`-separated segment is a literal, or a literal prefix + `{name}` + literal suffix.
+/// Matching compares UTF-8 bytes segment by segment and allocates only the captured values.
 public struct PathPattern: Sendable, CustomStringConvertible {
     enum Segment: Sendable {
-        case literal(String)
-        case capture(prefix: String, name: String, suffix: String)
+        case literal([UInt8])
+        case capture(prefix: [UInt8], name: String, suffix: [UInt8])
     }
 
     let segments: [Segment]
     public let description: String
+    /// True when no segment captures: the pattern then matches its own text.
+    public let isLiteral: Bool
 
     public init(_ pattern: String) {
         description = pattern
         segments = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { seg in
             guard let open = seg.firstIndex(of: "{"), let close = seg.firstIndex(of: "}"), open < close else {
-                return .literal(String(seg))
+                return .literal(Array(seg.utf8))
             }
-            return .capture(prefix: String(seg[..<open]), name: String(seg[seg.index(after: open)..<close]),
-                            suffix: String(seg[seg.index(after: close)...]))
+            return .capture(prefix: Array(seg[..<open].utf8), name: String(seg[seg.index(after: open)..<close]),
+                            suffix: Array(seg[seg.index(after: close)...].utf8))
         }
+        isLiteral = segments.allSatisfy { if case .literal = $0 { return true }; return false }
     }
 
     /// Captured parameters if `path` matches.
     public func match(_ path: String) -> [String: String]? {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        guard parts.count == segments.count else { return nil }
+        let u = Substring(path).utf8
+        let slash = UInt8(ascii: "/")
+        // The text before the first `/` is never compared (as for a path that starts with `/`).
+        guard var i = u.firstIndex(of: slash) else { return segments.isEmpty ? [:] : nil }
         var params: [String: String] = [:]
-        for (seg, part) in zip(segments, parts) {
+        for seg in segments {
+            guard i < u.endIndex, u[i] == slash else { return nil }
+            let start = u.index(after: i)
+            var end = start
+            while end < u.endIndex, u[end] != slash { u.formIndex(after: &end) }
+            let part = u[start..<end]
+            i = end
             switch seg {
             case let .literal(l):
-                guard part == l else { return nil }
+                guard part.elementsEqual(l) else { return nil }
             case let .capture(prefix, name, suffix):
-                guard part.count > prefix.count + suffix.count, part.hasPrefix(prefix), part.hasSuffix(suffix) else { return nil }
+                let n = part.count
+                guard n > prefix.count + suffix.count, part.starts(with: prefix), part.reversed().starts(with: suffix.reversed()) else { return nil }
                 let value = part.dropFirst(prefix.count).dropLast(suffix.count)
-                guard !value.contains(":") || suffix.isEmpty else { return nil }
-                params[name] = String(value)
+                guard suffix.isEmpty || !value.contains(UInt8(ascii: ":")) else { return nil }
+                params[name] = String(Substring(value))
             }
         }
-        return params
+        return i == u.endIndex ? params : nil
     }
 }
 
@@ -47,7 +60,9 @@ public enum RouteMatch<Handler> {
     case notFound
 }
 
-/// One route table: every route with its method and pattern, matched in order.
+/// One route table: every route with its method and pattern, matched in order. Paths equal to a
+/// literal pattern are answered from a dictionary that lists, in table order, every route
+/// matching that path (so the outcome is the same as walking the whole table).
 public struct Router<Handler> {
     public struct Route {
         public let method: String
@@ -56,15 +71,32 @@ public struct Router<Handler> {
     }
 
     public private(set) var routes: [Route] = []
+    private var exact: [String: [Int]] = [:]
     public init() {}
 
     public mutating func add(_ method: String, _ pattern: String, _ handler: Handler) {
-        routes.append(Route(method: method.uppercased(), pattern: PathPattern(pattern), handler: handler))
+        let route = Route(method: method.uppercased(), pattern: PathPattern(pattern), handler: handler)
+        let index = routes.count
+        routes.append(route)
+        for (path, _) in exact where route.pattern.match(path) != nil { exact[path, default: []].append(index) }
+        if route.pattern.isLiteral, exact[pattern] == nil {
+            exact[pattern] = routes.indices.filter { routes[$0].pattern.match(pattern) != nil }
+        }
     }
 
     public func match(method: String, path: String) -> RouteMatch<Handler> {
         var allowed: [String] = []
         let m = method == "HEAD" ? "GET" : method
+        if let candidates = exact[path] {
+            for i in candidates {
+                let route = routes[i]
+                if route.method == m || route.method == "*" {
+                    return .found(route.handler, params: route.pattern.isLiteral ? [:] : route.pattern.match(path) ?? [:])
+                }
+                allowed.append(route.method)
+            }
+            return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+        }
         for route in routes {
             guard let params = route.pattern.match(path) else { continue }
             if route.method == m || route.method == "*" { return .found(route.handler, params: params) }

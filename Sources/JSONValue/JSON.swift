@@ -111,7 +111,12 @@ public struct JSONParser {
         func fail(_ reason: String) -> JSONError { .syntax(offset: pos, reason: reason) }
 
         mutating func skipSpace() {
-            while pos < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[pos]) { pos += 1 }
+            while pos < bytes.count {
+                switch bytes[pos] {
+                case 0x20, 0x09, 0x0A, 0x0D: pos += 1
+                default: return
+                }
+            }
         }
 
         mutating func expect(_ literal: String) throws(JSONError) {
@@ -264,64 +269,108 @@ public struct JSONParser {
     }
 }
 
-/// Serialises JSON compactly; integral numbers print without a fraction.
+/// Serialises JSON compactly into UTF-8 bytes; integral numbers print without a fraction.
 extension JSON {
-    public func serialized() -> String {
-        var out = ""
+    public func serialized() -> String { String(decoding: bytes, as: UTF8.self) }
+
+    public var bytes: [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(256)
         write(to: &out)
         return out
     }
 
-    public var bytes: [UInt8] { Array(serialized().utf8) }
-
-    func write(to out: inout String) {
+    func write(to out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case let .bool(b): out += b ? "true" : "false"
+        case .null: out.append(contentsOf: "null".utf8)
+        case let .bool(b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case let .number(n):
-            if n.rounded() == n, abs(n) < 1e15 { out += String(Int64(n)) } else { out += "\(n)" }
+            if n.rounded() == n, abs(n) < 1e15 { JSON.writeInteger(Int64(n), to: &out) } else { out.append(contentsOf: "\(n)".utf8) }
         case let .string(s): JSON.writeString(s, to: &out)
         case let .array(items):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 item.write(to: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case let .object(pairs):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (i, (k, v)) in pairs.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 JSON.writeString(k, to: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 v.write(to: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "<": out += "\\u003c"  // safe to embed in HTML
-            case ">": out += "\\u003e"
-            case "&": out += "\\u0026"
-            case "\u{2028}": out += "\\u2028"
-            case "\u{2029}": out += "\\u2029"
-            default:
-                if u.value < 0x20 {
-                    out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16)
+    static func writeInteger(_ v: Int64, to out: inout [UInt8]) {
+        if v < 0 { out.append(UInt8(ascii: "-")) }
+        var m = v.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = 0
+        withUnsafeMutableBytes(of: &digits) { d in
+            repeat {
+                d[n] = UInt8(ascii: "0") + UInt8(m % 10)
+                m /= 10
+                n += 1
+            } while m > 0
+            while n > 0 { n -= 1; out.append(d[n]) }
+        }
+    }
+
+    static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Escapes `"`, `\\`, control characters, `<`, `>`, `&` (safe inside HTML) and U+2028/U+2029
+    /// (safe inside JavaScript); every other UTF-8 byte passes through.
+    static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { u in
+            var i = 0
+            var run = 0  // start of the bytes not yet copied
+            func flush(_ upTo: Int) { if upTo > run { out.append(contentsOf: UnsafeBufferPointer(rebasing: u[run..<upTo])) } }
+            while i < u.count {
+                let c = u[i]
+                let escape: StaticString?
+                var width = 1
+                switch c {
+                case UInt8(ascii: "\""): escape = "\\\""
+                case UInt8(ascii: "\\"): escape = "\\\\"
+                case 0x0A: escape = "\\n"
+                case 0x0D: escape = "\\r"
+                case 0x09: escape = "\\t"
+                case UInt8(ascii: "<"): escape = "\\u003c"
+                case UInt8(ascii: ">"): escape = "\\u003e"
+                case UInt8(ascii: "&"): escape = "\\u0026"
+                case 0xE2 where i + 2 < u.count && u[i + 1] == 0x80 && (u[i + 2] == 0xA8 || u[i + 2] == 0xA9):
+                    escape = u[i + 2] == 0xA8 ? "\\u2028" : "\\u2029"
+                    width = 3
+                case 0..<0x20:
+                    flush(i)
+                    out.append(contentsOf: "\\u00".utf8)
+                    out.append(hexDigits[Int(c >> 4)])
+                    out.append(hexDigits[Int(c & 0xF)])
+                    i += 1
+                    run = i
+                    continue
+                default: escape = nil
+                }
+                if let escape {
+                    flush(i)
+                    escape.withUTF8Buffer { out.append(contentsOf: $0) }
+                    i += width
+                    run = i
                 } else {
-                    out.unicodeScalars.append(u)
+                    i += 1
                 }
             }
+            flush(u.count)
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }

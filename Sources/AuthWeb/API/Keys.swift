@@ -7,18 +7,25 @@ import HTTP
 enum KeysAPI {
     static let cacheControl = ("Cache-Control", "public, max-age=3600")
 
+    static let jsonType = ("Content-Type", "application/json; charset=utf-8")
+
+    /// The serialized key set, built once per set of published keys (`KeyRing.derived`).
     static func jwks(_ ctx: inout Context) throws -> Response {
-        let keys = try ctx.app.keyRing.keys(store: ctx.store)
-        let jwks: [JSON] = try keys.map { k in
-            .obj(("kty", "RSA"), ("alg", "RS256"), ("use", "sig"), ("kid", k.record.kid),
-                 ("n", Base64URL.encode(try k.publicKey.modulus())), ("e", Base64URL.encode(try k.publicKey.exponent())))
+        let body = try ctx.app.keyRing.derived("jwks", store: ctx.store) { keys in
+            let jwks: [JSON] = try keys.map { k in
+                .obj(("kty", "RSA"), ("alg", "RS256"), ("use", "sig"), ("kid", k.record.kid),
+                     ("n", Base64URL.encode(try k.publicKey.modulus())), ("e", Base64URL.encode(try k.publicKey.exponent())))
+            }
+            return JSON.obj(("keys", JSON.array(jwks))).bytes
         }
-        return .json(.obj(("keys", JSON.array(jwks))), headers: [cacheControl])
+        return Response(status: 200, headers: [jsonType, cacheControl], body: body)
     }
 
     static func x509(_ ctx: inout Context) throws -> Response {
-        let keys = try ctx.app.keyRing.keys(store: ctx.store)
-        return .json(.object(keys.map { ($0.record.kid, .string($0.record.certificatePEM)) }), headers: [cacheControl])
+        let body = try ctx.app.keyRing.derived("x509", store: ctx.store) { keys in
+            JSON.object(keys.map { ($0.record.kid, .string($0.record.certificatePEM)) }).bytes
+        }
+        return Response(status: 200, headers: [jsonType, cacheControl], body: body)
     }
 
     static func openIDConfiguration(_ ctx: inout Context) throws -> Response {

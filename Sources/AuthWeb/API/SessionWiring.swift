@@ -34,7 +34,7 @@ extension Context {
         AccountProfile(store: store, tokens: app.tokens, random: app.random, cache: SessionProcess.cache)
     }
     /// The session cookie of the request's project, if sent.
-    var sessionCookieValue: String? { request.cookies[project.session.cookieName] }
+    var sessionCookieValue: String? { request.cookie(project.session.cookieName) }
 
     /// Whether the body has a non-null value for `key`.
     func bodyHas(_ key: String) -> Bool { body[key].map { !$0.isNull } ?? false }
