@@ -43,7 +43,16 @@ def click_and_load(driver, element_id):
     """Clicks a submit button and waits for the next page to replace this one."""
     old = driver.find_element(By.TAG_NAME, "html")
     driver.find_element(By.ID, element_id).click()
-    wait(driver).until(EC.staleness_of(old))
+
+    def replaced(_):
+        # The old document is gone once touching its root fails; chromedriver reports that either
+        # as a stale element or, when the swap happens mid-call, as an inspector error.
+        try:
+            old.is_enabled()
+            return False
+        except Exception:
+            return True
+    wait(driver).until(replaced)
 
 
 def start_phone_flow(driver, gh, output_dir, number, region, prefix):
