@@ -14,7 +14,8 @@ struct Config {
     var socket: String? = nil
     var socketMode: mode_t = 0o660
     var listen: String? = nil
-    var workers: Int = 2 * ProcessInfo.processInfo.activeProcessorCount
+    /// Above nginx's kept-connection pool (keepalive × worker_processes), each kept connection holding a thread.
+    var workers: Int = max(16, 2 * ProcessInfo.processInfo.activeProcessorCount)
     var maxBodyBytes = 64 * 1024
     var publicOrigin: String? = nil
     var adminToken: String? = nil

@@ -91,11 +91,14 @@ struct Dev: ParsableCommand {
 
             upstream gatehouse {
                 server unix:\(socket);
+                keepalive 4;
+                keepalive_timeout 5s;
             }
 
             server {
                 listen 127.0.0.1:\(port);
                 server_name localhost 127.0.0.1;
+                fastcgi_keep_conn on;
                 set $gatehouse_public \(root)/public;
 
                 include gatehouse/gatehouse-locations.conf;
