@@ -95,6 +95,18 @@ public enum SMSProviders {
 /// How the HTTP providers read a status: 2xx sent; 4xx other than 408 and 429 will not get better
 /// (permanent); everything else is retried by the outbox worker.
 enum HTTPOutcome {
+    /// POSTs `body` with `headers` to `url` and classifies the answer: network errors and the
+    /// statuses below are `DeliveryFailure` (retried), permanent 4xx are `PermanentDeliveryError`.
+    static func post(_ url: String, headers: [String], body: [UInt8], timeout: Int, provider: String) throws {
+        let response: Curl.Response
+        do {
+            response = try Curl().http(method: "POST", url: url, headers: headers, body: body, timeout: timeout)
+        } catch let e as CurlError {
+            throw DeliveryFailure("\(provider): \(e)")
+        }
+        try check(response, provider: provider)
+    }
+
     static func check(_ r: Curl.Response, provider: String) throws {
         if (200..<300).contains(r.status) { return }
         let detail = "\(provider): HTTP \(r.status) " + String(r.text.prefix(300))

@@ -29,18 +29,11 @@ struct TwilioSender: MessageSender {
 
     func send(_ m: OutboxMessage) throws {
         let credentials = Data("\(accountSID):\(authToken)".utf8).base64EncodedString()
-        let curl = try Curl()
-        let response: Curl.Response
-        do {
-            response = try curl.http(method: "POST", url: url, headers: [
-                "Authorization: Basic \(credentials)",
-                "Content-Type: application/x-www-form-urlencoded",
-                "Accept: application/json",
-            ], body: formBody(m), timeout: timeout)
-        } catch let e as CurlError {
-            throw DeliveryFailure("twilio: \(e)")
-        }
-        try HTTPOutcome.check(response, provider: "twilio")
+        try HTTPOutcome.post(url, headers: [
+            "Authorization: Basic \(credentials)",
+            "Content-Type: application/x-www-form-urlencoded",
+            "Accept: application/json",
+        ], body: formBody(m), timeout: timeout, provider: "twilio")
     }
 }
 

@@ -20,17 +20,10 @@ struct WebhookSender: MessageSender {
     func send(_ m: OutboxMessage) throws {
         let body = payload(m)
         let timestamp = clock.nowSeconds
-        let curl = try Curl()
-        let response: Curl.Response
-        do {
-            response = try curl.http(method: "POST", url: url, headers: [
-                "Content-Type: application/json",
-                "X-Gatehouse-Timestamp: \(timestamp)",
-                "X-Gatehouse-Signature: \(WebhookSignature.sign(secret: secret, timestamp: timestamp, body: body))",
-            ], body: body, timeout: timeout)
-        } catch let e as CurlError {
-            throw DeliveryFailure("webhook: \(e)")
-        }
-        try HTTPOutcome.check(response, provider: "webhook")
+        try HTTPOutcome.post(url, headers: [
+            "Content-Type: application/json",
+            "X-Gatehouse-Timestamp: \(timestamp)",
+            "X-Gatehouse-Signature: \(WebhookSignature.sign(secret: secret, timestamp: timestamp, body: body))",
+        ], body: body, timeout: timeout, provider: "webhook")
     }
 }

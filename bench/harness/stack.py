@@ -96,7 +96,28 @@ def dev_config(data_dir, workers, admin_token):
     }
 
 
-class Gatehouse:
+class Responder:
+    """A FastCGI responder process that is ready once its socket exists."""
+    proc = None
+
+    def launch(self, name, argv, timeout, env=None, cwd=None):
+        self.proc = procs.start(name, argv, env=env, log_path=self.log, cwd=cwd)
+        if not procs.wait_for(lambda: os.path.exists(self.socket) or self.proc.poll() is not None, timeout):
+            raise RuntimeError(f"{name}: no socket after {timeout} s; see {self.log}")
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"{name}: exited with {self.proc.returncode}: {self.log.read_text()[-2000:]}")
+
+    def stop(self):
+        if self.proc:
+            procs.stop(self.proc)
+            self.proc = None
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+
+class Gatehouse(Responder):
     """One Gatehouse instance: its data folder, config per worker count, socket and process."""
 
     def __init__(self, name, binary, root, config_kind, admin_token):
@@ -124,20 +145,7 @@ class Gatehouse:
         """Starts `gatehouse serve`; prefix runs it under another program (valgrind, for profiling)."""
         cfg = self.config_path(workers)
         argv = [*prefix, binary or self.binary, "serve", "--config", cfg, "--socket", self.socket]
-        self.proc = procs.start(f"gatehouse-{self.name}", argv, log_path=self.log, cwd=self.dir)
-        if not procs.wait_for(lambda: os.path.exists(self.socket) or self.proc.poll() is not None, timeout):
-            raise RuntimeError(f"{self.name}: no socket after {timeout} s; see {self.log}")
-        if self.proc.poll() is not None:
-            raise RuntimeError(f"{self.name}: exited with {self.proc.returncode}: {self.log.read_text()[-2000:]}")
-
-    def stop(self):
-        if self.proc:
-            procs.stop(self.proc)
-            self.proc = None
-
-    @property
-    def pid(self):
-        return self.proc.pid if self.proc else None
+        self.launch(f"gatehouse-{self.name}", argv, timeout, cwd=self.dir)
 
 
 def choose_config_kind(binary, root):
@@ -153,7 +161,7 @@ def choose_config_kind(binary, root):
 
 # --- fcgi-baseline -------------------------------------------------------------------------
 
-class Baseline:
+class Baseline(Responder):
     def __init__(self, root):
         self.dir = Path(root) / "baseline"
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -173,20 +181,7 @@ class Baseline:
         return dict(os.environ, BASELINE_PUBKEY=str(self.keys / "public.pem"), BASELINE_COOKIE=COOKIE)
 
     def start(self, threads):
-        self.proc = procs.start("baseline", [self.binary, self.socket, str(threads)], env=self.env(), log_path=self.log)
-        if not procs.wait_for(lambda: os.path.exists(self.socket) or self.proc.poll() is not None, 10):
-            raise RuntimeError(f"baseline: no socket after 10 s; see {self.log}")
-        if self.proc.poll() is not None:
-            raise RuntimeError(f"baseline exited: {self.log.read_text()[-2000:]}")
-
-    def stop(self):
-        if self.proc:
-            procs.stop(self.proc)
-            self.proc = None
-
-    @property
-    def pid(self):
-        return self.proc.pid if self.proc else None
+        self.launch("baseline", [self.binary, self.socket, str(threads)], 10, env=self.env())
 
 
 # --- nginx ---------------------------------------------------------------------------------
