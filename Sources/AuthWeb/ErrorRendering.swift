@@ -58,7 +58,7 @@ extension WebApp {
         }
         let strings = templates.locales.strings(for: ctx.locale)
         let message = strings[key] ?? strings["error.generic"] ?? "Something went wrong."
-        let html = templates.render("error", ctx: ctx, values: ["message": message, "status": "\(status)"])
+        let html = templates.render("error", ctx: ctx, values: ["message": .string(message), "status": .int(status)])
         return .html(html, status: status)
     }
 

@@ -1,5 +1,5 @@
 import AuthEngine
-import Foundation
+import FoundationEssentials
 import HTTP
 
 /// The two steps of the hosted phone page as template values (`pages/phone`, `pages/phone_code`).
@@ -15,20 +15,21 @@ extension PhonePage {
     static func renderNumber(_ ctx: Context, _ step: NumberStep, status: Int = 200) throws -> Response {
         var response = Response.html("", status: status)
         let lang = ctx.locale
-        var values: [String: Any] = [
-            "csrf": try CSRF.token(ctx, purpose: sendPurpose, response: &response),
-            "continueUrl": step.continueURL,
-            "number": step.number,
-            "countryOptions": countryOptions(lang: lang, selected: step.region),
-            "needsAppToken": !ctx.project.devMode,
-            "otherHref": "/__/auth/signin" + continueQuery(step.continueURL),
+        let templates = ctx.app.templates
+        var values: [String: TemplateValue] = [
+            "csrf": .string(try CSRF.token(ctx, purpose: sendPurpose, response: &response)),
+            "continueUrl": .string(step.continueURL),
+            "number": .string(step.number),
+            "countryOptions": .string(countryOptions(lang: lang, selected: step.region, directory: templates.directory)),
+            "needsAppToken": .bool(!ctx.project.devMode),
+            "otherHref": .string("/__/auth/signin" + continueQuery(step.continueURL)),
         ]
-        if let e = step.error { values["error"] = e }
+        if let e = step.error { values["error"] = .string(e) }
         if ctx.project.devMode {
-            values["devNotice"] = (strings(ctx)["phone.devNotice"] ?? "")
-                .replacingOccurrences(of: "{url}", with: "/emulator/v1/projects/\(ctx.project.id)/verificationCodes")
+            values["devNotice"] = .string((strings(ctx)["phone.devNotice"] ?? "")
+                .replacingOccurrences(of: "{url}", with: "/emulator/v1/projects/\(ctx.project.id)/verificationCodes"))
         }
-        response.body = Array(ctx.app.templates.render("pages/phone", ctx: ctx, values: values).utf8)
+        response.body = templates.renderBytes("pages/phone", lang: lang, values: values)
         return response
     }
 
@@ -49,24 +50,24 @@ extension PhonePage {
         let sentence = s["phone.code.lead"] ?? "{number}"
         let lead = sentence.range(of: "{number}").map { (sentence[..<$0.lowerBound], sentence[$0.upperBound...]) }
             ?? (sentence[...], ""[...])
-        var values: [String: Any] = [
-            "csrfVerify": try CSRF.token(ctx, purpose: verifyPurpose, response: &response),
-            "csrfSend": try CSRF.token(ctx, purpose: sendPurpose, response: &response),
-            "continueUrl": continueURL,
-            "sessionInfo": sessionInfo,
-            "phoneNumber": st.phoneNumber,
-            "leadBefore": String(lead.0), "leadAfter": String(lead.1),
-            "needsAppToken": !ctx.project.devMode,
-            "resendWait": wait,
-            "restartHref": "/__/auth/phone" + continueQuery(continueURL),
+        var values: [String: TemplateValue] = [
+            "csrfVerify": .string(try CSRF.token(ctx, purpose: verifyPurpose, response: &response)),
+            "csrfSend": .string(try CSRF.token(ctx, purpose: sendPurpose, response: &response)),
+            "continueUrl": .string(continueURL),
+            "sessionInfo": .string(sessionInfo),
+            "phoneNumber": .string(st.phoneNumber),
+            "leadBefore": .string(String(lead.0)), "leadAfter": .string(String(lead.1)),
+            "needsAppToken": .bool(!ctx.project.devMode),
+            "resendWait": .int(wait),
+            "restartHref": .string("/__/auth/phone" + continueQuery(continueURL)),
         ]
         if st.state == .pending {
-            values["expiresText"] = (s["phone.code.expires"] ?? "").replacingOccurrences(of: "{minutes}", with: String(minutes))
+            values["expiresText"] = .string((s["phone.code.expires"] ?? "").replacingOccurrences(of: "{minutes}", with: String(minutes)))
         }
-        if wait > 0 { values["resendWaitText"] = (s["phone.code.resendIn"] ?? "").replacingOccurrences(of: "{seconds}", with: String(wait)) }
-        if let error { values["error"] = message(error, ctx: ctx, status: st) }
-        if let info { values["info"] = info }
-        response.body = Array(ctx.app.templates.render("pages/phone_code", ctx: ctx, values: values).utf8)
+        if wait > 0 { values["resendWaitText"] = .string((s["phone.code.resendIn"] ?? "").replacingOccurrences(of: "{seconds}", with: String(wait))) }
+        if let error { values["error"] = .string(message(error, ctx: ctx, status: st)) }
+        if let info { values["info"] = .string(info) }
+        response.body = ctx.app.templates.renderBytes("pages/phone_code", ctx: ctx, values: values)
         return response
     }
 

@@ -1,5 +1,5 @@
 import AuthEngine
-import Foundation
+import FoundationEssentials
 import HTTP
 
 /// The hosted phone sign-in page (`GET|POST /__/auth/phone`, `POST /__/auth/phone/verify`) and the
@@ -17,7 +17,7 @@ enum PhonePage {
     static func chooser(_ ctx: inout Context) throws -> Response {
         let q = continueQuery(ctx.request.query("continueUrl"))
         return .html(ctx.app.templates.render("pages/signin", ctx: ctx, values: [
-            "phoneHref": "/__/auth/phone" + q, "emailHref": "/__/auth/email" + q,
+            "phoneHref": .string("/__/auth/phone" + q), "emailHref": .string("/__/auth/email" + q),
         ]))
     }
 
