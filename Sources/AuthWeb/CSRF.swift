@@ -23,7 +23,9 @@ enum CSRF {
         var cookie = ctx.request.cookies[cookieName] ?? ""
         if cookie.count < 22 || Base64URL.decode(cookie) == nil {
             cookie = ctx.app.random.token(bytes: 24)
-            response.addCookie(Cookie(name: cookieName, value: cookie, sameSite: .strict))
+            // What `Cookie(name: cookieName, value: cookie, sameSite: .strict).headerValue` writes
+            // (the value is base64url, all cookie-octets), without its checks and joins.
+            response.headers.append(("Set-Cookie", cookieName + "=" + cookie + "; Path=/; Secure; HttpOnly; SameSite=Strict"))
         }
         return tokenFor(cookie: cookie, purpose: purpose, key: try key(ctx))
     }

@@ -17,7 +17,13 @@ public final class Templates: @unchecked Sendable {
     /// Parsed, linked, and per `name`/`lang` specialised templates (with a size to reserve).
     private var parsed: [String: [MustacheNode]] = [:]
     private var linked: [String: [MustacheNode]] = [:]
-    private var specialized: [String: (nodes: [MustacheNode], size: Int)] = [:]
+    private var languages: [String: Language] = [:]
+
+    /// One supported language: the fixed values (`t`, `lang`) and its specialised templates.
+    private struct Language {
+        let fixed: TemplateValue
+        var templates: [String: (nodes: [MustacheNode], size: Int)] = [:]
+    }
 
     /// Lists `<directory>/templates`; templates are parsed and `<directory>/locales` loaded on use.
     public init(directory: String) throws {
@@ -87,18 +93,18 @@ public final class Templates: @unchecked Sendable {
         return l
     }
 
-    /// The nodes to render `name` in `lang`: specialised (and kept) for a language with its own
-    /// locale folder, else linked only.
-    private func nodes(_ name: String, lang: String, locales: Locales) throws -> (nodes: [MustacheNode], size: Int)? {
-        let key = lang + "\u{0}" + name
-        return try lock.withLock {
-            if let hit = specialized[key] { return hit }
+    /// The nodes to render `name` in `lang` and the fixed values: specialised (and kept) for a
+    /// language with its own locale folder, else linked only.
+    private func nodes(_ name: String, lang: String, locales: Locales) throws -> (nodes: [MustacheNode], size: Int, fixed: TemplateValue)? {
+        try lock.withLock {
+            if let language = languages[lang], let hit = language.templates[name] { return (hit.nodes, hit.size, language.fixed) }
             guard let l = try link(name) else { return nil }
-            guard locales.has(lang) else { return (l, MustacheLinker.textSize(l)) }
-            let s = MustacheLinker.specialize(l, fixed: ["t": locales.table(for: lang), "lang": .string(lang)])
-            let entry = (s, MustacheLinker.textSize(s) + 256)
-            specialized[key] = entry
-            return entry
+            let fixed: TemplateValue = ["t": locales.table(for: lang), "lang": .string(lang)]
+            guard locales.has(lang), case let .object(values) = fixed else { return (l, MustacheLinker.textSize(l), fixed) }
+            let s = MustacheLinker.specialize(l, fixed: values)
+            let size = MustacheLinker.textSize(s) + 256
+            languages[lang, default: Language(fixed: fixed)].templates[name] = (s, size)
+            return (s, size, fixed)
         }
     }
 
@@ -121,12 +127,12 @@ public final class Templates: @unchecked Sendable {
     /// use the names `t` and `lang`), as UTF-8 bytes.
     public func renderBytes(_ name: String, lang: String, values: [String: TemplateValue] = [:]) -> [UInt8] {
         let locales = self.locales
-        let found: (nodes: [MustacheNode], size: Int)?
+        let found: (nodes: [MustacheNode], size: Int, fixed: TemplateValue)?
         do { found = try nodes(name, lang: lang, locales: locales) } catch {
             Log.error("\(error)")
             return []
         }
-        guard let (nodes, size) = found else {
+        guard let (nodes, size, fixed) = found else {
             Log.error("missing template \(name)")
             return []
         }
@@ -135,8 +141,7 @@ public final class Templates: @unchecked Sendable {
             Log.error("template \(name): the values t and lang are reserved")
             own["t"] = nil; own["lang"] = nil
         }
-        return MustacheRenderer.render(nodes, stack: [["t": locales.table(for: lang), "lang": .string(lang)], .object(own)],
-                                       capacity: size)
+        return MustacheRenderer.render(nodes, stack: [fixed, .object(own)], capacity: size)
     }
 
     /// `renderBytes` as a string.

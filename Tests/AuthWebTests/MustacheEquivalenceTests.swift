@@ -11,6 +11,7 @@ struct MustacheEquivalenceTests {
     static func any(_ v: TemplateValue) -> Any {
         switch v {
         case let .string(s): return s
+        case let .html(p): return String(decoding: p.joined(), as: UTF8.self)
         case let .bool(b): return b
         case let .list(l): return l.map(any)
         case let .object(d): return d.mapValues(any)

@@ -17,7 +17,9 @@ struct TemplateCacheTests {
         #expect(list.count > 200)
         for selected in ["US", "FR", "CI", list.last!.code, "ZZ", ""] {
             let rows = list.map { ["code": $0.code, "label": $0.label, "selected": $0.code == selected] as [String: Any] }
-            #expect(PhonePage.countryOptions(lang: lang, selected: selected, directory: dir) == template.render(["countries": rows]))
+            let options = PhonePage.countryOptions(lang: lang, selected: selected, directory: dir)
+            let ours = MustacheRenderer.render([.variable(MustachePath("o"), escaped: false)], stack: [["o": options]])
+            #expect(String(decoding: ours, as: UTF8.self) == template.render(["countries": rows]))
         }
     }
 

@@ -10,43 +10,39 @@ extension PhonePage {
     /// The rendered `<option>` elements of one language, none selected, with where each region's
     /// ` selected` attribute goes. Immutable once built.
     struct CountryOptions: Sendable {
-        let html: String
-        /// Region → the index in `html` just after `value="XX"` of its option.
-        let selectAt: [String: String.Index]
+        let html: [UInt8]
+        /// Region → the offset in `html` just after `value="XX"` of its option.
+        let selectAt: [String: Int]
     }
 
     private static let cacheLock = NSLockLike()
     nonisolated(unsafe) private static var cache: [String: CountryOptions] = [:]
+    private static let selectedAttribute = Array(" selected".utf8)[...]
 
-    /// The `<option>` elements for `lang`, `selected` (a region code) preselected when listed.
-    /// The markup is what `{{#countries}}<option value="{{code}}"{{#selected}} selected{{/selected}}>{{label}}</option>\n{{/countries}}`
+    /// The `<option>` elements for `lang`, `selected` (a region code) preselected when listed, as
+    /// markup pieces (no copy of the list). The markup is what
+    /// `{{#countries}}<option value="{{code}}"{{#selected}} selected{{/selected}}>{{label}}</option>\n{{/countries}}`
     /// renders: one option per line, code and label HTML-escaped.
-    static func countryOptions(lang: String, selected: String, directory: String) -> String {
+    static func countryOptions(lang: String, selected: String, directory: String) -> TemplateValue {
         let options = countryOptions(lang: lang, directory: directory)
-        guard let at = options.selectAt[selected] else { return options.html }
-        var out = String()
-        out.reserveCapacity(options.html.utf8.count + 9)
-        out += options.html[..<at]
-        out += " selected"
-        out += options.html[at...]
-        return out
+        guard let at = options.selectAt[selected] else { return .html([options.html[...]]) }
+        return .html([options.html[..<at], selectedAttribute, options.html[at...]])
     }
 
     static func countryOptions(lang: String, directory: String) -> CountryOptions {
         if let hit = cacheLock.withLock({ cache[lang] }) { return hit }
-        var html = ""
+        var html: [UInt8] = []
         var offsets: [String: Int] = [:]
         for c in countries(lang: lang, directory: directory) {
-            html += "<option value=\""
-            html += htmlEscape(c.code)
-            html += "\""
-            if offsets[c.code] == nil { offsets[c.code] = html.utf8.count }
-            html += ">"
-            html += htmlEscape(c.label)
-            html += "</option>\n"
+            html += "<option value=\"".utf8
+            MustacheRenderer.appendEscaped(c.code, to: &html)
+            html += "\"".utf8
+            if offsets[c.code] == nil { offsets[c.code] = html.count }
+            html += ">".utf8
+            MustacheRenderer.appendEscaped(c.label, to: &html)
+            html += "</option>\n".utf8
         }
-        let selectAt = offsets.mapValues { html.utf8.index(html.utf8.startIndex, offsetBy: $0) }
-        let built = CountryOptions(html: html, selectAt: selectAt)
+        let built = CountryOptions(html: html, selectAt: offsets)
         return cacheLock.withLock {
             if let raced = cache[lang] { return raced }
             cache[lang] = built

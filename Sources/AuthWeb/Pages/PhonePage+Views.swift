@@ -20,7 +20,7 @@ extension PhonePage {
             "csrf": .string(try CSRF.token(ctx, purpose: sendPurpose, response: &response)),
             "continueUrl": .string(step.continueURL),
             "number": .string(step.number),
-            "countryOptions": .string(countryOptions(lang: lang, selected: step.region, directory: templates.directory)),
+            "countryOptions": countryOptions(lang: lang, selected: step.region, directory: templates.directory),
             "needsAppToken": .bool(!ctx.project.devMode),
             "otherHref": .string("/__/auth/signin" + continueQuery(step.continueURL)),
         ]
@@ -71,22 +71,30 @@ extension PhonePage {
         return response
     }
 
+    /// Every two-letter region libphonenumber has a calling code for (read once).
+    private static let knownRegions: Set<String> = Set(PhoneNumber.supportedRegions.filter {
+        $0.count == 2 && PhoneNumber.countryCode(forRegion: $0) != nil
+    })
+
+    /// `code` upper-cased when it names a region the number parser knows.
     static func knownRegion(_ code: String) -> String? {
         let c = code.uppercased()
-        return PhoneNumber.countryCode(forRegion: c) != nil && c.count == 2 ? c : nil
+        return knownRegions.contains(c) ? c : nil
     }
+
+    /// A language's usual country.
+    private static let usualRegion = ["en": "US", "fr": "FR", "de": "DE", "pt": "BR", "id": "ID", "es": "ES", "it": "IT", "nl": "NL", "ja": "JP"]
 
     /// The region preselected in the country list, from the most preferred `Accept-Language` tag
     /// that says something: its region (`pt-BR` → BR), else its language's usual country (`fr` → FR);
     /// else the page locale's usual country.
     static func defaultRegion(_ ctx: Context) -> String {
-        let usual = ["en": "US", "fr": "FR", "de": "DE", "pt": "BR", "id": "ID", "es": "ES", "it": "IT", "nl": "NL", "ja": "JP"]
         for part in (ctx.request.header("accept-language") ?? "").split(separator: ",") {
-            let tag = part.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-            let subtags = tag.replacingOccurrences(of: "_", with: "-").split(separator: "-").map(String.init)
-            if let region = subtags.dropFirst().first(where: { $0.count == 2 }).flatMap(knownRegion) { return region }
-            if let first = subtags.first, let region = usual[first.lowercased()] { return region }
+            let tag = Locales.trimmed(part.split(separator: ";").first ?? "")
+            let subtags = tag.split(whereSeparator: { $0 == "-" || $0 == "_" })
+            if let region = subtags.dropFirst().first(where: { $0.count == 2 }).flatMap({ knownRegion(String($0)) }) { return region }
+            if let first = subtags.first, let region = usualRegion[first.lowercased()] { return region }
         }
-        return usual[ctx.locale] ?? "US"
+        return usualRegion[ctx.locale] ?? "US"
     }
 }

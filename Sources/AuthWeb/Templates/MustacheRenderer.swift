@@ -57,8 +57,9 @@ enum MustacheRenderer {
             out.append(contentsOf: bytes)
         case let .variable(path, escaped):
             switch lookup(path, in: stack) {
-            case let .string(s)?: if escaped { appendEscaped(s, to: &out) } else { out.append(contentsOf: s.utf8) }
+            case let .string(s)?: if escaped { appendEscaped(s, to: &out) } else { appendRaw(s, to: &out) }
             case let .bool(b)?: out.append(contentsOf: (b ? "true" : "false").utf8)
+            case let .html(pieces)?: for p in pieces { out.append(contentsOf: p) }
             default: break
             }
         case let .section(path, inverted, body):
@@ -117,6 +118,13 @@ enum MustacheRenderer {
             }
             if run < buf.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[run...])) }
         }
+    }
+
+    /// Appends the UTF-8 of `s` (one copy, not byte by byte).
+    @inline(__always)
+    static func appendRaw(_ s: String, to out: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { out.append(contentsOf: $0) }
     }
 
     /// `s` escaped as `{{name}}` escapes it.

@@ -11,6 +11,9 @@ public enum TemplateValue: Sendable, Equatable {
     case bool(Bool)
     case list([TemplateValue])
     case object([String: TemplateValue])
+    /// Markup rendered beforehand, written as is by `{{name}}` and `{{{name}}}` alike (the pieces
+    /// one after the other); in sections it counts as a string.
+    case html([ArraySlice<UInt8>])
 
     /// An integer, printed in decimal.
     public static func int<I: BinaryInteger>(_ n: I) -> TemplateValue { .string(String(n)) }
