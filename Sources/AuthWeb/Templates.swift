@@ -108,6 +108,14 @@ public final class Templates: @unchecked Sendable {
         }
     }
 
+    /// Reserves room for the largest rendering seen so far next time (no regrowth while rendering).
+    private func remember(size: Int, of name: String, lang: String) {
+        lock.withLock {
+            guard let entry = languages[lang]?.templates[name], entry.size < size else { return }
+            languages[lang]?.templates[name] = (entry.nodes, size)
+        }
+    }
+
     /// The folder of templates shipped inside the build: `gatehouse_AuthWeb.resources` next to
     /// the executable (what SwiftPM copies there), else the source tree's `Resources/`.
     public static var bundledDirectory: String? {
@@ -141,7 +149,9 @@ public final class Templates: @unchecked Sendable {
             Log.error("template \(name): the values t and lang are reserved")
             own["t"] = nil; own["lang"] = nil
         }
-        return MustacheRenderer.render(nodes, stack: [fixed, .object(own)], capacity: size)
+        let out = MustacheRenderer.render(nodes, stack: [fixed, .object(own)], capacity: size)
+        if out.count > size { remember(size: out.count, of: name, lang: lang) }
+        return out
     }
 
     /// `renderBytes` as a string.

@@ -59,7 +59,7 @@ enum MustacheRenderer {
             switch lookup(path, in: stack) {
             case let .string(s)?: if escaped { appendEscaped(s, to: &out) } else { appendRaw(s, to: &out) }
             case let .bool(b)?: out.append(contentsOf: (b ? "true" : "false").utf8)
-            case let .html(pieces)?: for p in pieces { out.append(contentsOf: p) }
+            case let .html(pieces)?: for p in pieces { p.withUnsafeBufferPointer { out.append(contentsOf: $0) } }
             default: break
             }
         case let .section(path, inverted, body):
