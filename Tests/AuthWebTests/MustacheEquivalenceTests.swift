@@ -80,6 +80,8 @@ struct MustacheEquivalenceTests {
         "p": "line one {{a}}\n  {{#list}}item {{.}}\n  {{/list}}\nend\n",
         "base": "<h>{{$title}}Default{{/title}}</h>\n  {{$body}}\n  body default\n  {{/body}}\n{{>p}}",
         "mid": "{{<base}}{{$title}}Mid {{a}}{{/title}}{{/base}}",
+        "item": "<li>{{.}}</li>\n",
+        "ul": "<ul>\n  {{#list}}\n  {{>item}}\n  {{/list}}\n</ul>\n",
     ]
 
     @Test("whitespace, indentation, sections, comments and inheritance as swift-mustache", arguments: [
@@ -96,6 +98,7 @@ struct MustacheEquivalenceTests {
         "crlf\r\n  {{#flag}}\r\n  in\r\n  {{/flag}}\r\nend",
         "{{#s}}string section {{.}}{{/s}}{{^s}}not{{/s}}|{{#e}}empty string section{{/e}}|{{flag}}\n",
         "   {{$b}}\n   block {{a}}\n   {{/b}}\n",
+        "<div>\n  {{>ul}}\n</div>\n",
     ])
     func synthetic(text: String) throws {
         var lib = MustacheLibrary()
