@@ -1,5 +1,4 @@
 import AuthEngine
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,7 +16,7 @@ enum EmailMessages {
             var s = strings["email.mail.\(kind)_\(key)"] ?? strings["email.mail.\(key)"] ?? ""
             for (k, v) in [("{project}", input.projectID), ("{email}", input.recipient), ("{time}", time),
                            ("{minutes}", String(input.lifetimeMinutes))] {
-                s = s.replacingOccurrences(of: k, with: v)
+                s = s.replacing(k, with: v)
             }
             return s
         }

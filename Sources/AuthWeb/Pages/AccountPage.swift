@@ -30,7 +30,7 @@ enum AccountPage {
                 "authTimeISO": UserInfoJSON.rfc3339(id.authTime * 1000),
                 "expires": display(id.expiresAt),
                 "expiresISO": UserInfoJSON.rfc3339(id.expiresAt * 1000),
-                "idleNote": idle <= 0 ? "" : (strings["account.idle_note"] ?? "").replacingOccurrences(of: "{minutes}", with: String(max(1, idle / 60))),
+                "idleNote": idle <= 0 ? "" : (strings["account.idle_note"] ?? "").replacing("{minutes}", with: String(max(1, idle / 60))),
                 "csrf": try CSRF.token(ctx, purpose: csrfPurpose, response: &response),
             ]
             if let p = a.phoneNumber { user["phone"] = p }

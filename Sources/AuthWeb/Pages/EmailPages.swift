@@ -1,6 +1,5 @@
 import AuthCrypto
 import AuthEngine
-import FoundationEssentials
 import HTTP
 
 /// The hosted email sign-in page (gatehouse.md "Email-link sign-in and the action handler"):
@@ -102,14 +101,14 @@ enum EmailPages {
     /// address apart: `before`, `email`, `after`.
     static func around(_ text: String?, email: String, _ values: [String: String] = [:]) -> [String: String] {
         let filled = fill(text, values)
-        guard let r = filled.range(of: "{email}") else { return ["before": filled, "email": "", "after": ""] }
+        guard let r = filled.firstRange(of: "{email}") else { return ["before": filled, "email": "", "after": ""] }
         return ["before": String(filled[..<r.lowerBound]), "email": email, "after": String(filled[r.upperBound...])]
     }
 
     /// Replaces `{name}` placeholders of a localized string.
     static func fill(_ text: String?, _ values: [String: String]) -> String {
         var s = text ?? ""
-        for (k, v) in values { s = s.replacingOccurrences(of: "{\(k)}", with: v) }
+        for (k, v) in values { s = s.replacing("{\(k)}", with: v) }
         return s
     }
 }

@@ -1,5 +1,4 @@
 import AuthEngine
-import FoundationEssentials
 import HTTP
 
 /// The two steps of the hosted phone page as template values (`pages/phone`, `pages/phone_code`).
@@ -27,7 +26,7 @@ extension PhonePage {
         if let e = step.error { values["error"] = .string(e) }
         if ctx.project.devMode {
             values["devNotice"] = .string((strings(ctx)["phone.devNotice"] ?? "")
-                .replacingOccurrences(of: "{url}", with: "/emulator/v1/projects/\(ctx.project.id)/verificationCodes"))
+                .replacing("{url}", with: "/emulator/v1/projects/\(ctx.project.id)/verificationCodes"))
         }
         response.body = templates.renderBytes("pages/phone", lang: lang, values: values)
         return response
@@ -48,7 +47,7 @@ extension PhonePage {
         let minutes = max(1, (st.expiresAt - now + 59_999) / 60_000)
         // The number goes between the two halves of the sentence, set apart in the markup.
         let sentence = s["phone.code.lead"] ?? "{number}"
-        let lead = sentence.range(of: "{number}").map { (sentence[..<$0.lowerBound], sentence[$0.upperBound...]) }
+        let lead = sentence.firstRange(of: "{number}").map { (sentence[..<$0.lowerBound], sentence[$0.upperBound...]) }
             ?? (sentence[...], ""[...])
         var values: [String: TemplateValue] = [
             "csrfVerify": .string(try CSRF.token(ctx, purpose: verifyPurpose, response: &response)),
@@ -62,9 +61,9 @@ extension PhonePage {
             "restartHref": .string("/__/auth/phone" + continueQuery(continueURL)),
         ]
         if st.state == .pending {
-            values["expiresText"] = .string((s["phone.code.expires"] ?? "").replacingOccurrences(of: "{minutes}", with: String(minutes)))
+            values["expiresText"] = .string((s["phone.code.expires"] ?? "").replacing("{minutes}", with: String(minutes)))
         }
-        if wait > 0 { values["resendWaitText"] = .string((s["phone.code.resendIn"] ?? "").replacingOccurrences(of: "{seconds}", with: String(wait))) }
+        if wait > 0 { values["resendWaitText"] = .string((s["phone.code.resendIn"] ?? "").replacing("{seconds}", with: String(wait))) }
         if let error { values["error"] = .string(message(error, ctx: ctx, status: st)) }
         if let info { values["info"] = .string(info) }
         response.body = ctx.app.templates.renderBytes("pages/phone_code", ctx: ctx, values: values)

@@ -1,5 +1,4 @@
 import AuthEngine
-import FoundationEssentials
 import HTTP
 
 /// The hosted phone sign-in page (`GET|POST /__/auth/phone`, `POST /__/auth/phone/verify`) and the
@@ -99,7 +98,7 @@ enum PhonePage {
         let s = strings(ctx)
         func t(_ key: String, _ values: [String: String] = [:]) -> String {
             var text = s["phone.errors." + key] ?? s["phone.errors.generic"] ?? key
-            for (k, v) in values { text = text.replacingOccurrences(of: "{\(k)}", with: v) }
+            for (k, v) in values { text = text.replacing("{\(k)}", with: v) }
             return text
         }
         switch e.code {
