@@ -55,24 +55,46 @@ extension PhonePage {
     /// CLDR data, so no ICU runs here). A region the file does not name is listed last by its code.
     static func countries(lang: String, directory: String) -> [Country] {
         let named = regionNames(lang: lang, directory: directory)
-        let supported = PhoneNumber.supportedRegions
-        let known = Set(supported)
-        var codes = named.map(\.code).filter { known.contains($0) }
+        let table = callingCodes(directory: directory)
+        let cc = Dictionary(table.map { ($0.code, $0.callingCode) }, uniquingKeysWith: { a, _ in a })
+        var codes = named.map(\.code).filter { cc[$0] != nil }
         let listed = Set(codes)
-        codes += supported.filter { !listed.contains($0) }
+        codes += table.map(\.code).filter { !listed.contains($0) }
         let names = Dictionary(named.map { ($0.code, $0.name) }, uniquingKeysWith: { a, _ in a })
-        return codes.compactMap { code in
-            guard let cc = PhoneNumber.countryCode(forRegion: code) else { return nil }
-            return Country(code: code, label: "\(names[code] ?? code) (+\(cc))")
-        }
+        return codes.map { Country(code: $0, label: "\(names[$0] ?? $0) (+\(cc[$0] ?? 0))") }
     }
 
     /// `CODE<tab>Name` lines of `<directory>/regions/<lang>.txt` (English when the language has
-    /// no file), in file order; `#` lines are comments.
+    /// no file), in file order.
     static func regionNames(lang: String, directory: String) -> [(code: String, name: String)] {
-        guard let bytes = ResourceFiles.read(directory + "/regions/" + lang + ".txt")
-            ?? ResourceFiles.read(directory + "/regions/en.txt") else { return [] }
-        var out: [(code: String, name: String)] = []
+        (tabbed(directory + "/regions/" + lang + ".txt") ?? tabbed(directory + "/regions/en.txt") ?? []).map { ($0.0, $0.1) }
+    }
+
+    nonisolated(unsafe) private static var codeTables: [String: [(code: String, callingCode: Int)]] = [:]
+
+    /// Every region libphonenumber knows with its calling code, by region code: from
+    /// `<directory>/regions/calling-codes.txt` (written by `scripts/region-codes.sh` from the same
+    /// library, checked against it by the tests), so listing countries does not load the
+    /// library's metadata; from libphonenumber itself when the file is missing. Kept per process.
+    static func callingCodes(directory: String) -> [(code: String, callingCode: Int)] {
+        if let hit = cacheLock.withLock({ codeTables[directory] }) { return hit }
+        var table = (tabbed(directory + "/regions/calling-codes.txt") ?? []).compactMap { row in
+            Int(row.1).flatMap { $0 > 0 ? (code: row.0, callingCode: $0) : nil }
+        }
+        if table.isEmpty {
+            table = PhoneNumber.supportedRegions.compactMap { code in PhoneNumber.countryCode(forRegion: code).map { (code, $0) } }
+        }
+        return cacheLock.withLock {
+            if let raced = codeTables[directory] { return raced }
+            codeTables[directory] = table
+            return table
+        }
+    }
+
+    /// The `first<tab>rest` lines of a file, in order; `#` lines are comments.
+    private static func tabbed(_ path: String) -> [(String, String)]? {
+        guard let bytes = ResourceFiles.read(path) else { return nil }
+        var out: [(String, String)] = []
         for line in bytes.split(separator: UInt8(ascii: "\n")) where line.first != UInt8(ascii: "#") {
             guard let tab = line.firstIndex(of: UInt8(ascii: "\t")) else { continue }
             out.append((String(decoding: line[..<tab], as: UTF8.self), String(decoding: line[(tab + 1)...], as: UTF8.self)))

@@ -70,15 +70,19 @@ extension PhonePage {
         return response
     }
 
-    /// Every two-letter region libphonenumber has a calling code for (read once).
-    private static let knownRegions: Set<String> = Set(PhoneNumber.supportedRegions.filter {
-        $0.count == 2 && PhoneNumber.countryCode(forRegion: $0) != nil
-    })
+    nonisolated(unsafe) private static var knownRegionSets: [String: Set<String>] = [:]
+    private static let knownLock = NSLockLike()
 
-    /// `code` upper-cased when it names a region the number parser knows.
-    static func knownRegion(_ code: String) -> String? {
+    /// `code` upper-cased when it names a region the number parser knows (two letters with a
+    /// calling code; `callingCodes`, read once).
+    static func knownRegion(_ code: String, directory: String) -> String? {
         let c = code.uppercased()
-        return knownRegions.contains(c) ? c : nil
+        let known = knownLock.withLock { knownRegionSets[directory] } ?? {
+            let set = Set(callingCodes(directory: directory).map(\.code).filter { $0.count == 2 })
+            knownLock.withLock { knownRegionSets[directory] = set }
+            return set
+        }()
+        return known.contains(c) ? c : nil
     }
 
     /// A language's usual country.
@@ -91,7 +95,7 @@ extension PhonePage {
         for part in (ctx.request.header("accept-language") ?? "").split(separator: ",") {
             let tag = Locales.trimmed(part.split(separator: ";").first ?? "")
             let subtags = tag.split(whereSeparator: { $0 == "-" || $0 == "_" })
-            if let region = subtags.dropFirst().first(where: { $0.count == 2 }).flatMap({ knownRegion(String($0)) }) { return region }
+            if let region = subtags.dropFirst().first(where: { $0.count == 2 }).flatMap({ knownRegion(String($0), directory: ctx.app.templates.directory) }) { return region }
             if let first = subtags.first, let region = usualRegion[first.lowercased()] { return region }
         }
         return usualRegion[ctx.locale] ?? "US"
