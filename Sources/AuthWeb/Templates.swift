@@ -61,7 +61,7 @@ public final class Templates: @unchecked Sendable {
     /// Loads the locales and parses and links every template; throws on the first problem
     /// (start-up validation).
     public func validateAll() throws {
-        _ = try loadLocales()
+        try loadLocales().loadAll()
         try lock.withLock {
             for name in files.keys.sorted() { _ = try link(name) }
         }

@@ -1,22 +1,50 @@
 import AuthEngine
 import JSONValue
 
-/// Localized strings: one nested JSON file per feature in `Resources/locales/<lang>/`.
+/// Localized strings: one nested JSON file per feature in `Resources/locales/<lang>/`. A
+/// language is read the first time it is asked for (a CGI request reads English and its own
+/// language, not all of them); `loadAll()` reads every one (start-up validation).
 public struct Locales: Sendable {
-    /// Language → flattened `a.b.c` → text (for code), as read.
-    let flat: [String: [String: String]]
-    /// Per language, with English filling the gaps: the nested table (templates' `t`) and the
-    /// flattened strings. Merged once.
-    private let mergedTables: [String: TemplateValue]
-    private let mergedFlat: [String: [String: String]]
-    public var supported: [String] { flat.keys.sorted() }
+    private let store: Store
+    /// The languages with a folder, sorted.
+    public var supported: [String] { store.languages.sorted() }
 
-    /// Reads `<directory>/<lang>/*.json` (one file per feature) and merges them per language.
+    /// Lists `<directory>/<lang>/` folders; there must be an `en/` one.
     public init(directory: String) throws {
-        var tables: [String: TemplateValue] = [:]
-        var flat: [String: [String: String]] = [:]
-        guard let langs = ResourceFiles.list(directory) else { throw TemplateError("cannot read \(directory)") }
-        for lang in langs where ResourceFiles.isDirectory(directory + "/" + lang) {
+        guard let names = ResourceFiles.list(directory) else { throw TemplateError("cannot read \(directory)") }
+        let langs = Set(names.filter { ResourceFiles.isDirectory(directory + "/" + $0) })
+        guard langs.contains("en") else { throw TemplateError("no en/ locale folder in \(directory)") }
+        store = Store(directory: directory, languages: langs)
+    }
+
+    /// No languages at all (a locale folder that failed to load).
+    init() { store = Store(directory: "", languages: []) }
+
+    /// Reads every language; throws on the first file that does not load.
+    public func loadAll() throws {
+        for lang in store.languages.sorted() { _ = try store.merged(lang) }
+    }
+
+    /// Language → flattened `a.b.c` → text, as read (no English filling).
+    var flat: [String: [String: String]] {
+        var out: [String: [String: String]] = [:]
+        for lang in store.languages { out[lang] = (try? store.read(lang))?.flat ?? [:] }
+        return out
+    }
+
+    /// Per language, read once: its own table and strings, and both with English filling gaps.
+    private final class Store: @unchecked Sendable {
+        let directory: String
+        let languages: Set<String>
+        private let lock = NSLockLike()
+        private var own: [String: (table: TemplateValue, flat: [String: String])] = [:]
+        private var filled: [String: (table: TemplateValue, flat: [String: String])] = [:]
+
+        init(directory: String, languages: Set<String>) { self.directory = directory; self.languages = languages }
+
+        /// `lang`'s files merged (caller need not hold the lock).
+        func read(_ lang: String) throws -> (table: TemplateValue, flat: [String: String]) {
+            if let hit = lock.withLock({ own[lang] }) { return hit }
             var table = TemplateValue.object([:])
             var f: [String: String] = [:]
             for file in ResourceFiles.list(directory + "/" + lang) ?? [] where file.hasSuffix(".json") {
@@ -27,18 +55,30 @@ public struct Locales: Sendable {
                 let nested = Locales.nested(json, prefix: "", into: &f)
                 if case .object = nested { table = Locales.merge(table, nested) }
             }
-            tables[lang] = table
-            flat[lang] = f
+            let entry = (table, f)
+            lock.withLock { own[lang] = entry }
+            return entry
         }
-        guard let en = tables["en"], let enFlat = flat["en"] else { throw TemplateError("no en/ locale folder in \(directory)") }
-        self.flat = flat
-        mergedTables = tables.mapValues { Locales.merge(en, $0) }
-        mergedFlat = flat.mapValues { enFlat.merging($0) { $1 } }
-    }
 
-    /// No languages at all (a locale folder that failed to load).
-    init() {
-        flat = [:]; mergedTables = [:]; mergedFlat = [:]
+        /// `lang` with English filling any gap; nil for a language without a folder.
+        func merged(_ lang: String) throws -> (table: TemplateValue, flat: [String: String])? {
+            guard languages.contains(lang) else { return nil }
+            if let hit = lock.withLock({ filled[lang] }) { return hit }
+            let en = try read("en"), mine = try read(lang)
+            let entry = (Locales.merge(en.table, mine.table), en.flat.merging(mine.flat) { $1 })
+            lock.withLock { filled[lang] = entry }
+            return entry
+        }
+
+        /// `merged`, logging a language that does not load (its strings are then English).
+        func mergedOrLogged(_ lang: String) -> (table: TemplateValue, flat: [String: String])? {
+            do { return try merged(lang) } catch {
+                Log.error("\(error)")
+                let fallback = (try? merged("en")) ?? nil
+                if let fallback { lock.withLock { filled[lang] = fallback } }
+                return fallback
+            }
+        }
     }
 
     static func nested(_ v: JSON, prefix: String, into flat: inout [String: String]) -> TemplateValue {
@@ -57,16 +97,16 @@ public struct Locales: Sendable {
 
     /// Strings for `lang`, English filling any gap.
     public func strings(for lang: String) -> [String: String] {
-        mergedFlat[lang] ?? mergedFlat["en"] ?? [:]
+        (store.mergedOrLogged(lang) ?? store.mergedOrLogged("en"))?.flat ?? [:]
     }
 
     /// The nested table for `lang`, English filling any gap.
     func table(for lang: String) -> TemplateValue {
-        mergedTables[lang] ?? mergedTables["en"] ?? .object([:])
+        (store.mergedOrLogged(lang) ?? store.mergedOrLogged("en"))?.table ?? .object([:])
     }
 
     /// Whether `lang` has a folder of its own.
-    func has(_ lang: String) -> Bool { mergedTables[lang] != nil }
+    func has(_ lang: String) -> Bool { store.languages.contains(lang) }
 
     /// `over` laid on `base`: objects merge key by key, anything else replaces.
     static func merge(_ base: TemplateValue, _ over: TemplateValue) -> TemplateValue {
@@ -79,9 +119,9 @@ public struct Locales: Sendable {
     public func match(_ tag: String) -> String? {
         var t = String(decoding: tag.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
         t = Locales.trimmed(t[...]).lowercased()
-        if mergedTables[t] != nil { return t }
+        if store.languages.contains(t) { return t }
         let primary = String(t.split(separator: "-").first ?? "")
-        return mergedTables[primary] != nil ? primary : nil
+        return store.languages.contains(primary) ? primary : nil
     }
 
     /// `X-Firebase-Locale` → `hl`/`lang` → `Accept-Language` (by q) → project default → en.
