@@ -28,6 +28,7 @@ enum CSRF {
         private static let lock = NSLockLike()
         nonisolated(unsafe) private static var entries: [ObjectIdentifier: (app: Weak, key: [UInt8], until: Millis)] = [:]
 
+        /// A weak reference to the app an entry belongs to.
         final class Weak { weak var app: WebApp?; init(_ a: WebApp) { app = a } }
 
         static func lookup(_ app: WebApp, now: Millis) -> [UInt8]? {

@@ -53,6 +53,7 @@ struct MustacheParser {
 
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
+    /// Where the parser is: the open section, whether a line just started, parent-block context.
     private struct State {
         var sectionName: String?
         var newLine = true
