@@ -12,7 +12,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
         // Thin wrappers over Debian's C libraries; each imported by exactly one Swift target.
@@ -36,7 +35,7 @@ let package = Package(
         .target(name: "Delivery", dependencies: ["AuthEngine", "CCurl"], swiftSettings: swift5),
         .target(
             name: "AuthWeb",
-            dependencies: ["HTTP", "AuthEngine", .product(name: "Mustache", package: "swift-mustache")],
+            dependencies: ["HTTP", "AuthEngine"],
             resources: [.copy("Resources")],
             swiftSettings: swift5
         ),

@@ -9,9 +9,41 @@ enum CSRF {
     static let cookieName = "__Host-gh_csrf"
     static let fieldName = "csrf"
 
+    /// The HMAC key, shared by every instance on the database (`secrets`, inserted once, never
+    /// changed); kept per app for `keyLifetime` so a page does not read SQLite for it each time.
     static func key(_ ctx: Context) throws -> [UInt8] {
-        if let k = try ctx.store.secret(named: "csrf") { return k }
-        return try ctx.store.insertSecretIfAbsent(named: "csrf", value: ctx.app.random.bytes(32), at: ctx.now)
+        let now = ctx.now
+        if let k = KeyCache.lookup(ctx.app, now: now) { return k }
+        let k = try ctx.store.secret(named: "csrf")
+            ?? ctx.store.insertSecretIfAbsent(named: "csrf", value: ctx.app.random.bytes(32), at: now)
+        KeyCache.store(k, for: ctx.app, now: now)
+        return k
+    }
+
+    /// Re-read at least this often (as the key ring re-reads signing keys).
+    static let keyLifetime: Millis = 5_000
+
+    /// The key read last, per app (held weakly: a new app never sees another's key).
+    private enum KeyCache {
+        private static let lock = NSLockLike()
+        nonisolated(unsafe) private static var entries: [ObjectIdentifier: (app: Weak, key: [UInt8], until: Millis)] = [:]
+
+        /// A weak reference to the app an entry belongs to.
+        final class Weak { weak var app: WebApp?; init(_ a: WebApp) { app = a } }
+
+        static func lookup(_ app: WebApp, now: Millis) -> [UInt8]? {
+            lock.withLock {
+                guard let e = entries[ObjectIdentifier(app)], e.app.app === app, now < e.until, now >= e.until - keyLifetime else { return nil }
+                return e.key
+            }
+        }
+
+        static func store(_ key: [UInt8], for app: WebApp, now: Millis) {
+            lock.withLock {
+                entries = entries.filter { $0.value.app.app != nil }
+                entries[ObjectIdentifier(app)] = (Weak(app), key, now + keyLifetime)
+            }
+        }
     }
 
     static func tokenFor(cookie: String, purpose: String, key: [UInt8]) -> String {
@@ -23,7 +55,9 @@ enum CSRF {
         var cookie = ctx.request.cookies[cookieName] ?? ""
         if cookie.count < 22 || Base64URL.decode(cookie) == nil {
             cookie = ctx.app.random.token(bytes: 24)
-            response.addCookie(Cookie(name: cookieName, value: cookie, sameSite: .strict))
+            // What `Cookie(name: cookieName, value: cookie, sameSite: .strict).headerValue` writes
+            // (the value is base64url, all cookie-octets), without its checks and joins.
+            response.headers.append(("Set-Cookie", cookieName + "=" + cookie + "; Path=/; Secure; HttpOnly; SameSite=Strict"))
         }
         return tokenFor(cookie: cookie, purpose: purpose, key: try key(ctx))
     }

@@ -58,19 +58,35 @@ extension WebApp {
         }
         let strings = templates.locales.strings(for: ctx.locale)
         let message = strings[key] ?? strings["error.generic"] ?? "Something went wrong."
-        let html = templates.render("error", ctx: ctx, values: ["message": message, "status": "\(status)"])
+        let html = templates.render("error", ctx: ctx, values: ["message": .string(message), "status": .int(status)])
         return .html(html, status: status)
     }
 
     /// Security headers on every page (gatehouse.md "Tokens, sessions, nginx").
+    /// A page's own header of the same name (any case) wins.
     func applyPageHeaders(_ r: inout Response) {
-        let defaults: [(String, String)] = [
-            ("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; form-action 'self' *; base-uri 'none'; object-src 'none'"),
-            ("Referrer-Policy", "no-referrer"),
-            ("X-Frame-Options", "DENY"),
-            ("X-Content-Type-Options", "nosniff"),
-            ("Cache-Control", "no-store"),
-        ]
-        for (k, v) in defaults where r.header(k) == nil { r.headers.append((k, v)) }
+        var present = [Bool](repeating: false, count: WebApp.pageHeaders.count)
+        for (name, _) in r.headers {
+            for (i, d) in WebApp.pageHeaders.enumerated() where !present[i] && WebApp.sameASCIIName(name, d.0) { present[i] = true }
+        }
+        for (i, d) in WebApp.pageHeaders.enumerated() where !present[i] { r.headers.append(d) }
+    }
+
+    static let pageHeaders: [(String, String)] = [
+        ("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; form-action 'self' *; base-uri 'none'; object-src 'none'"),
+        ("Referrer-Policy", "no-referrer"),
+        ("X-Frame-Options", "DENY"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Cache-Control", "no-store"),
+    ]
+
+    /// Header names compared as `lowercased()` would, byte by byte.
+    static func sameASCIIName(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        for (x, y) in zip(a.utf8, b.utf8) where x != y {
+            let lx = x >= 0x41 && x <= 0x5A ? x | 0x20 : x, ly = y >= 0x41 && y <= 0x5A ? y | 0x20 : y
+            if lx != ly || x >= 0x80 || y >= 0x80 { return false }
+        }
+        return true
     }
 }

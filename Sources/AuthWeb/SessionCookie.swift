@@ -46,7 +46,7 @@ enum ContinueURL {
 
     /// (scheme, host) of an absolute URL, lower-cased; nil if malformed.
     static func parts(_ url: String) -> (String, String)? {
-        guard let sep = url.range(of: "://") else { return nil }
+        guard let sep = url.firstRange(of: "://") else { return nil }
         let scheme = url[..<sep.lowerBound].lowercased()
         guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }), scheme.first!.isLetter else { return nil }
         let rest = url[sep.upperBound...]

@@ -95,7 +95,7 @@ enum AppVerificationAPI {
 
     /// `host[:port]` of an origin.
     static func authority(_ origin: String) -> String {
-        if let r = origin.range(of: "://") { return String(origin[r.upperBound...]) }
+        if let r = origin.firstRange(of: "://") { return String(origin[r.upperBound...]) }
         return origin
     }
 

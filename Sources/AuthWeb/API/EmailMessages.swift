@@ -1,5 +1,4 @@
 import AuthEngine
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,15 +16,16 @@ enum EmailMessages {
             var s = strings["email.mail.\(kind)_\(key)"] ?? strings["email.mail.\(key)"] ?? ""
             for (k, v) in [("{project}", input.projectID), ("{email}", input.recipient), ("{time}", time),
                            ("{minutes}", String(input.lifetimeMinutes))] {
-                s = s.replacingOccurrences(of: k, with: v)
+                s = s.replacing(k, with: v)
             }
             return s
         }
-        let m: [String: Any] = [
+        let m: [String: String] = [
             "heading": text("heading"), "intro": text("intro"), "button": text("button"), "fallback": text("fallback"),
             "expiry": text("expiry"), "ignore": text("ignore"), "requested": text("requested"), "footer": text("footer"),
         ]
-        let values: [String: Any] = ["m": m, "link": input.link, "email": input.recipient, "project": input.projectID]
+        let values: [String: TemplateValue] = ["m": TemplateValue(m), "link": .string(input.link), "email": .string(input.recipient),
+                                               "project": .string(input.projectID)]
         return OobMessage(subject: text("subject"),
                           text: templates.render("email/message_text", lang: input.lang, values: values),
                           html: templates.render("email/message_html", lang: input.lang, values: values))

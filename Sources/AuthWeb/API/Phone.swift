@@ -82,7 +82,7 @@ enum SMSText {
         let name = templates.contains(localized) ? localized : "sms/phone_code.en"
         let minutes = max(1, min(project.phone.codeLifetimeSeconds, 600) / 60)
         return { code in
-            var text = templates.render(name, lang: lang, values: ["code": code, "minutes": minutes])
+            var text = templates.render(name, lang: lang, values: ["code": .string(code), "minutes": .int(minutes)])
             while text.last?.isNewline == true { text.removeLast() }
             return text
         }

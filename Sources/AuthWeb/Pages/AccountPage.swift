@@ -14,15 +14,15 @@ enum AccountPage {
         var response = Response()
         let strings = ctx.app.templates.locales.strings(for: ctx.locale)
         let back = ContinueURL.safe(ctx.request.query("continueUrl"), project: ctx.project)
-        var values: [String: Any] = [
-            "signedOut": ctx.request.query("signedOut") == "1",
-            "signInHref": "/__/auth/signin?continueUrl=" + FormDecoding.percentEncode(ctx.origin + "/__/auth/account"),
+        var values: [String: TemplateValue] = [
+            "signedOut": .bool(ctx.request.query("signedOut") == "1"),
+            "signInHref": .string("/__/auth/signin?continueUrl=" + FormDecoding.percentEncode(ctx.origin + "/__/auth/account")),
         ]
         let check = try ctx.sessions.authorize(cookie: ctx.sessionCookieValue, project: ctx.project.id, cache: SessionProcess.cache)
         if let id = check.identity {
             let a = id.account
             let idle = id.idleTimeoutSeconds
-            var user: [String: Any] = [
+            var user: [String: String] = [
                 "name": a.displayName ?? a.email ?? a.phoneNumber ?? (strings["account.anonymous_user"] ?? "—"),
                 "uid": a.localID,
                 "method": strings["account.provider.\(id.provider)"] ?? strings["account.provider.other"] ?? id.provider,
@@ -30,18 +30,17 @@ enum AccountPage {
                 "authTimeISO": UserInfoJSON.rfc3339(id.authTime * 1000),
                 "expires": display(id.expiresAt),
                 "expiresISO": UserInfoJSON.rfc3339(id.expiresAt * 1000),
-                "idleNote": idle <= 0 ? "" : (strings["account.idle_note"] ?? "").replacingOccurrences(of: "{minutes}", with: String(max(1, idle / 60))),
+                "idleNote": idle <= 0 ? "" : (strings["account.idle_note"] ?? "").replacing("{minutes}", with: String(max(1, idle / 60))),
                 "csrf": try CSRF.token(ctx, purpose: csrfPurpose, response: &response),
             ]
             if let p = a.phoneNumber { user["phone"] = p }
             if let e = a.email { user["email"] = e }
             if let back { user["continueUrl"] = back }
-            values["user"] = user
+            values["user"] = TemplateValue(user)
         }
-        let html = ctx.app.templates.render("pages/account", ctx: ctx, values: values)
         response.status = 200
         response.headers.insert(("Content-Type", "text/html; charset=utf-8"), at: 0)
-        response.body = Array(html.utf8)
+        response.body = ctx.app.templates.renderBytes("pages/account", ctx: ctx, values: values)
         return response
     }
 

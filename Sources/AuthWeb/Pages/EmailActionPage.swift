@@ -61,8 +61,8 @@ extension EmailPages {
             do {
                 let account = try ctx.emailLinks.applyVerifyEmail(oobCode: code, remoteAddress: ctx.request.remoteAddress)
                 return .html(ctx.app.templates.render("pages/action_verified", ctx: ctx, values: [
-                    "address": around(ctx.strings["email.page.verified_body"], email: account.email ?? ""),
-                    "continueUrl": continueURL ?? "", "needsAppToken": false,
+                    "address": TemplateValue(around(ctx.strings["email.page.verified_body"], email: account.email ?? "")),
+                    "continueUrl": .string(continueURL ?? ""), "needsAppToken": false,
                 ]))
             } catch let e as AuthError {
                 if let page = problem(ctx, for: e, continueURL: continueURL) { return page }
@@ -98,19 +98,20 @@ extension EmailPages {
                             askEmail: Bool = false, error: String?, status: Int) throws -> Response {
         var response = Response.html("", status: status)
         let csrf = try CSRF.token(ctx, purpose: actionPurpose, response: &response)
-        var values: [String: Any] = ["csrf": csrf, "apiKey": apiKey, "oobCode": oobCode, "email": email, "needsAppToken": false]
-        if let error { values["error"] = error }
+        var values: [String: TemplateValue] = ["csrf": .string(csrf), "apiKey": .string(apiKey), "oobCode": .string(oobCode),
+                                               "email": .string(email), "needsAppToken": false]
+        if let error { values["error"] = .string(error) }
         let template: String
         if record.requestType == .verifyEmail {
             template = "pages/action_verify"
-            values["address"] = around(ctx.strings["email.page.verify_body"], email: record.email)
+            values["address"] = TemplateValue(around(ctx.strings["email.page.verify_body"], email: record.email))
         } else {
             template = "pages/action_signin"
             if !askEmail, EmailLinks.browserMatches(record, pendingToken: ctx.request.cookies[pendingCookie]) {
-                values["known"] = around(ctx.strings["email.page.confirm_known"], email: record.email)
+                values["known"] = TemplateValue(around(ctx.strings["email.page.confirm_known"], email: record.email))
             }
         }
-        response.body = Array(ctx.app.templates.render(template, ctx: ctx, values: values).utf8)
+        response.body = ctx.app.templates.renderBytes(template, ctx: ctx, values: values)
         return response
     }
 

@@ -1,6 +1,5 @@
 import AuthCrypto
 import AuthEngine
-import Foundation
 import HTTP
 
 /// The hosted email sign-in page (gatehouse.md "Email-link sign-in and the action handler"):
@@ -60,12 +59,12 @@ enum EmailPages {
         let csrf = try CSRF.token(ctx, purpose: formPurpose, response: &response)
         let minutes = String(ctx.project.emailLink.linkLifetimeSeconds / 60)
         let address = EmailAddress.validated(email) ?? result.email
-        response.body = Array(ctx.app.templates.render("pages/email_sent", ctx: ctx, values: [
-            "csrf": csrf, "email": address, "continueUrl": continueURL ?? "", "needsAppToken": !ctx.project.devMode,
-            "sent": around(strings["email.page.sent_body"], email: address),
-            "hint": fill(strings["email.page.sent_hint"], ["minutes": minutes]),
-            "resendAfter": String(resendAfterSeconds), "otherAddress": requestPageURL(ctx, continueURL: continueURL),
-        ]).utf8)
+        response.body = ctx.app.templates.renderBytes("pages/email_sent", ctx: ctx, values: [
+            "csrf": .string(csrf), "email": .string(address), "continueUrl": .string(continueURL ?? ""), "needsAppToken": .bool(!ctx.project.devMode),
+            "sent": TemplateValue(around(strings["email.page.sent_body"], email: address)),
+            "hint": .string(fill(strings["email.page.sent_hint"], ["minutes": minutes])),
+            "resendAfter": .int(resendAfterSeconds), "otherAddress": .string(requestPageURL(ctx, continueURL: continueURL)),
+        ])
         response.addCookie(Cookie(name: pendingCookie, value: pending, path: "/", maxAge: Int(ctx.project.emailLink.linkLifetimeSeconds),
                                   secure: true, httpOnly: true, sameSite: .lax))
         return response
@@ -76,12 +75,12 @@ enum EmailPages {
         var response = Response.html("", status: status)
         let csrf = try CSRF.token(ctx, purpose: formPurpose, response: &response)
         let minutes = String(ctx.project.emailLink.linkLifetimeSeconds / 60)
-        var values: [String: Any] = [
-            "csrf": csrf, "email": email, "continueUrl": continueURL ?? "", "needsAppToken": !ctx.project.devMode,
-            "hint": fill(ctx.strings["email.page.email_hint"], ["minutes": minutes]),
+        var values: [String: TemplateValue] = [
+            "csrf": .string(csrf), "email": .string(email), "continueUrl": .string(continueURL ?? ""), "needsAppToken": .bool(!ctx.project.devMode),
+            "hint": .string(fill(ctx.strings["email.page.email_hint"], ["minutes": minutes])),
         ]
-        if let error { values["error"] = error }
-        response.body = Array(ctx.app.templates.render("pages/email", ctx: ctx, values: values).utf8)
+        if let error { values["error"] = .string(error) }
+        response.body = ctx.app.templates.renderBytes("pages/email", ctx: ctx, values: values)
         return response
     }
 
@@ -102,14 +101,14 @@ enum EmailPages {
     /// address apart: `before`, `email`, `after`.
     static func around(_ text: String?, email: String, _ values: [String: String] = [:]) -> [String: String] {
         let filled = fill(text, values)
-        guard let r = filled.range(of: "{email}") else { return ["before": filled, "email": "", "after": ""] }
+        guard let r = filled.firstRange(of: "{email}") else { return ["before": filled, "email": "", "after": ""] }
         return ["before": String(filled[..<r.lowerBound]), "email": email, "after": String(filled[r.upperBound...])]
     }
 
     /// Replaces `{name}` placeholders of a localized string.
     static func fill(_ text: String?, _ values: [String: String]) -> String {
         var s = text ?? ""
-        for (k, v) in values { s = s.replacingOccurrences(of: "{\(k)}", with: v) }
+        for (k, v) in values { s = s.replacing("{\(k)}", with: v) }
         return s
     }
 }

@@ -30,8 +30,8 @@ extension EmailPages {
         } else {
             (title, body) = (s["email.page.problem_\(p.rawValue)_title"] ?? "", s["email.page.problem_\(p.rawValue)_body"] ?? "")
         }
-        var values: [String: Any] = ["title": title, "body": body, "kind": p.rawValue, "needsAppToken": false]
-        if p.offersNewLink { values["newLink"] = requestPageURL(ctx, continueURL: continueURL) }
+        var values: [String: TemplateValue] = ["title": .string(title), "body": .string(body), "kind": .string(p.rawValue), "needsAppToken": false]
+        if p.offersNewLink { values["newLink"] = .string(requestPageURL(ctx, continueURL: continueURL)) }
         return .html(ctx.app.templates.render("pages/action_problem", ctx: ctx, values: values), status: p.status)
     }
 

@@ -1,5 +1,4 @@
 import AuthEngine
-import Foundation
 import HTTP
 
 /// The two steps of the hosted phone page as template values (`pages/phone`, `pages/phone_code`).
@@ -15,20 +14,21 @@ extension PhonePage {
     static func renderNumber(_ ctx: Context, _ step: NumberStep, status: Int = 200) throws -> Response {
         var response = Response.html("", status: status)
         let lang = ctx.locale
-        var values: [String: Any] = [
-            "csrf": try CSRF.token(ctx, purpose: sendPurpose, response: &response),
-            "continueUrl": step.continueURL,
-            "number": step.number,
-            "countryOptions": countryOptions(lang: lang, selected: step.region),
-            "needsAppToken": !ctx.project.devMode,
-            "otherHref": "/__/auth/signin" + continueQuery(step.continueURL),
+        let templates = ctx.app.templates
+        var values: [String: TemplateValue] = [
+            "csrf": .string(try CSRF.token(ctx, purpose: sendPurpose, response: &response)),
+            "continueUrl": .string(step.continueURL),
+            "number": .string(step.number),
+            "countryOptions": countryOptions(lang: lang, selected: step.region, directory: templates.directory),
+            "needsAppToken": .bool(!ctx.project.devMode),
+            "otherHref": .string("/__/auth/signin" + continueQuery(step.continueURL)),
         ]
-        if let e = step.error { values["error"] = e }
+        if let e = step.error { values["error"] = .string(e) }
         if ctx.project.devMode {
-            values["devNotice"] = (strings(ctx)["phone.devNotice"] ?? "")
-                .replacingOccurrences(of: "{url}", with: "/emulator/v1/projects/\(ctx.project.id)/verificationCodes")
+            values["devNotice"] = .string((strings(ctx)["phone.devNotice"] ?? "")
+                .replacing("{url}", with: "/emulator/v1/projects/\(ctx.project.id)/verificationCodes"))
         }
-        response.body = Array(ctx.app.templates.render("pages/phone", ctx: ctx, values: values).utf8)
+        response.body = templates.renderBytes("pages/phone", lang: lang, values: values)
         return response
     }
 
@@ -47,45 +47,57 @@ extension PhonePage {
         let minutes = max(1, (st.expiresAt - now + 59_999) / 60_000)
         // The number goes between the two halves of the sentence, set apart in the markup.
         let sentence = s["phone.code.lead"] ?? "{number}"
-        let lead = sentence.range(of: "{number}").map { (sentence[..<$0.lowerBound], sentence[$0.upperBound...]) }
+        let lead = sentence.firstRange(of: "{number}").map { (sentence[..<$0.lowerBound], sentence[$0.upperBound...]) }
             ?? (sentence[...], ""[...])
-        var values: [String: Any] = [
-            "csrfVerify": try CSRF.token(ctx, purpose: verifyPurpose, response: &response),
-            "csrfSend": try CSRF.token(ctx, purpose: sendPurpose, response: &response),
-            "continueUrl": continueURL,
-            "sessionInfo": sessionInfo,
-            "phoneNumber": st.phoneNumber,
-            "leadBefore": String(lead.0), "leadAfter": String(lead.1),
-            "needsAppToken": !ctx.project.devMode,
-            "resendWait": wait,
-            "restartHref": "/__/auth/phone" + continueQuery(continueURL),
+        var values: [String: TemplateValue] = [
+            "csrfVerify": .string(try CSRF.token(ctx, purpose: verifyPurpose, response: &response)),
+            "csrfSend": .string(try CSRF.token(ctx, purpose: sendPurpose, response: &response)),
+            "continueUrl": .string(continueURL),
+            "sessionInfo": .string(sessionInfo),
+            "phoneNumber": .string(st.phoneNumber),
+            "leadBefore": .string(String(lead.0)), "leadAfter": .string(String(lead.1)),
+            "needsAppToken": .bool(!ctx.project.devMode),
+            "resendWait": .int(wait),
+            "restartHref": .string("/__/auth/phone" + continueQuery(continueURL)),
         ]
         if st.state == .pending {
-            values["expiresText"] = (s["phone.code.expires"] ?? "").replacingOccurrences(of: "{minutes}", with: String(minutes))
+            values["expiresText"] = .string((s["phone.code.expires"] ?? "").replacing("{minutes}", with: String(minutes)))
         }
-        if wait > 0 { values["resendWaitText"] = (s["phone.code.resendIn"] ?? "").replacingOccurrences(of: "{seconds}", with: String(wait)) }
-        if let error { values["error"] = message(error, ctx: ctx, status: st) }
-        if let info { values["info"] = info }
-        response.body = Array(ctx.app.templates.render("pages/phone_code", ctx: ctx, values: values).utf8)
+        if wait > 0 { values["resendWaitText"] = .string((s["phone.code.resendIn"] ?? "").replacing("{seconds}", with: String(wait))) }
+        if let error { values["error"] = .string(message(error, ctx: ctx, status: st)) }
+        if let info { values["info"] = .string(info) }
+        response.body = ctx.app.templates.renderBytes("pages/phone_code", ctx: ctx, values: values)
         return response
     }
 
-    static func knownRegion(_ code: String) -> String? {
+    nonisolated(unsafe) private static var knownRegionSets: [String: Set<String>] = [:]
+    private static let knownLock = NSLockLike()
+
+    /// `code` upper-cased when it names a region the number parser knows (two letters with a
+    /// calling code; `callingCodes`, read once).
+    static func knownRegion(_ code: String, directory: String) -> String? {
         let c = code.uppercased()
-        return PhoneNumber.countryCode(forRegion: c) != nil && c.count == 2 ? c : nil
+        let known = knownLock.withLock { knownRegionSets[directory] } ?? {
+            let set = Set(callingCodes(directory: directory).map(\.code).filter { $0.count == 2 })
+            knownLock.withLock { knownRegionSets[directory] = set }
+            return set
+        }()
+        return known.contains(c) ? c : nil
     }
+
+    /// A language's usual country.
+    private static let usualRegion = ["en": "US", "fr": "FR", "de": "DE", "pt": "BR", "id": "ID", "es": "ES", "it": "IT", "nl": "NL", "ja": "JP"]
 
     /// The region preselected in the country list, from the most preferred `Accept-Language` tag
     /// that says something: its region (`pt-BR` → BR), else its language's usual country (`fr` → FR);
     /// else the page locale's usual country.
     static func defaultRegion(_ ctx: Context) -> String {
-        let usual = ["en": "US", "fr": "FR", "de": "DE", "pt": "BR", "id": "ID", "es": "ES", "it": "IT", "nl": "NL", "ja": "JP"]
         for part in (ctx.request.header("accept-language") ?? "").split(separator: ",") {
-            let tag = part.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-            let subtags = tag.replacingOccurrences(of: "_", with: "-").split(separator: "-").map(String.init)
-            if let region = subtags.dropFirst().first(where: { $0.count == 2 }).flatMap(knownRegion) { return region }
-            if let first = subtags.first, let region = usual[first.lowercased()] { return region }
+            let tag = Locales.trimmed(part.split(separator: ";").first ?? "")
+            let subtags = tag.split(whereSeparator: { $0 == "-" || $0 == "_" })
+            if let region = subtags.dropFirst().first(where: { $0.count == 2 }).flatMap({ knownRegion(String($0), directory: ctx.app.templates.directory) }) { return region }
+            if let first = subtags.first, let region = usualRegion[first.lowercased()] { return region }
         }
-        return usual[ctx.locale] ?? "US"
+        return usualRegion[ctx.locale] ?? "US"
     }
 }

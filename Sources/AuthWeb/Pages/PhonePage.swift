@@ -1,5 +1,4 @@
 import AuthEngine
-import Foundation
 import HTTP
 
 /// The hosted phone sign-in page (`GET|POST /__/auth/phone`, `POST /__/auth/phone/verify`) and the
@@ -17,7 +16,7 @@ enum PhonePage {
     static func chooser(_ ctx: inout Context) throws -> Response {
         let q = continueQuery(ctx.request.query("continueUrl"))
         return .html(ctx.app.templates.render("pages/signin", ctx: ctx, values: [
-            "phoneHref": "/__/auth/phone" + q, "emailHref": "/__/auth/email" + q,
+            "phoneHref": .string("/__/auth/phone" + q), "emailHref": .string("/__/auth/email" + q),
         ]))
     }
 
@@ -42,7 +41,7 @@ enum PhonePage {
                 return try renderCode(ctx, sessionInfo: old, continueURL: continueURL, error: e, status: 400)
             }
         }
-        var step = NumberStep(continueURL: continueURL, region: f["region"].flatMap(knownRegion) ?? defaultRegion(ctx),
+        var step = NumberStep(continueURL: continueURL, region: f["region"].flatMap { knownRegion($0, directory: ctx.app.templates.directory) } ?? defaultRegion(ctx),
                               number: String((f["phoneNumber"] ?? "").prefix(64)))
         do {
             let r = try flow.sendCode(.init(phoneNumber: f["phoneNumber"], defaultRegion: step.region, appToken: f["appToken"],
@@ -99,7 +98,7 @@ enum PhonePage {
         let s = strings(ctx)
         func t(_ key: String, _ values: [String: String] = [:]) -> String {
             var text = s["phone.errors." + key] ?? s["phone.errors.generic"] ?? key
-            for (k, v) in values { text = text.replacingOccurrences(of: "{\(k)}", with: v) }
+            for (k, v) in values { text = text.replacing("{\(k)}", with: v) }
             return text
         }
         switch e.code {

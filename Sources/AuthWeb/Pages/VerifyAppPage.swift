@@ -28,13 +28,13 @@ enum VerifyAppPage {
             return problemPage(ctx, error.rawValue)
         }
         let policy = project.appVerification
-        let values: [String: Any] = [
-            "apiKey": apiKey, "eventId": callback.eventID,
-            "ibi": q.query("ibi") ?? "", "apn": q.query("apn") ?? "",
-            "clientId": q.query("clientId") ?? "", "appId": q.query("appId") ?? "",
-            "provider": policy.provider.rawValue, "siteKey": policy.siteKey ?? "",
-            "external": policy.provider != .pow,
-            "failureURL": callback.failureURL(authority: AppVerificationAPI.authority(ctx.origin), code: failureCode, message: failureMessage),
+        let values: [String: TemplateValue] = [
+            "apiKey": .string(apiKey), "eventId": .string(callback.eventID),
+            "ibi": .string(q.query("ibi") ?? ""), "apn": .string(q.query("apn") ?? ""),
+            "clientId": .string(q.query("clientId") ?? ""), "appId": .string(q.query("appId") ?? ""),
+            "provider": .string(policy.provider.rawValue), "siteKey": .string(policy.siteKey ?? ""),
+            "external": .bool(policy.provider != .pow),
+            "failureURL": .string(callback.failureURL(authority: AppVerificationAPI.authority(ctx.origin), code: failureCode, message: failureMessage)),
         ]
         var response = Response.html(ctx.app.templates.render("pages/verify-app", ctx: ctx, values: values))
         if let csp = contentSecurityPolicy(for: policy.provider) { response.setHeader("Content-Security-Policy", csp) }
@@ -45,14 +45,14 @@ enum VerifyAppPage {
     /// The token is not echoed.
     static func callback(_ ctx: inout Context) throws -> Response {
         let failed = ctx.request.query("firebaseError") != nil || ctx.request.query("recaptchaToken") == nil
-        return .html(ctx.app.templates.render("pages/verify-callback", ctx: ctx, values: ["failed": failed]))
+        return .html(ctx.app.templates.render("pages/verify-callback", ctx: ctx, values: ["failed": .bool(failed)]))
     }
 
     /// A localized error page that redirects nowhere.
     static func problemPage(_ ctx: Context, _ problem: String) -> Response {
         let strings = ctx.app.templates.locales.strings(for: ctx.locale)
         let message = strings["verify.error." + problem] ?? strings["error.generic"] ?? "Something went wrong."
-        return .html(ctx.app.templates.render("pages/verify-error", ctx: ctx, values: ["message": message]), status: 400)
+        return .html(ctx.app.templates.render("pages/verify-error", ctx: ctx, values: ["message": .string(message)]), status: 400)
     }
 
     /// English detail for the API's `INVALID_ARGUMENT` when the handler parameters are refused.
