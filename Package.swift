@@ -19,7 +19,8 @@ let package = Package(
         .systemLibrary(name: "CFastCGI", path: "Sources/CFastCGI"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
-        .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
+        // libcurl is loaded on first use (dlopen), not linked: only its header is needed to build.
+        .target(name: "CCurl", path: "Sources/CCurl"),
         .target(
             name: "CPhoneNumber",
             path: "Sources/CPhoneNumber",
