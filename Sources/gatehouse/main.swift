@@ -65,10 +65,11 @@ struct Serve: ParsableCommand {
     }
 }
 
-/// One CGI request: templates are parsed as they are rendered, not all at start.
+/// One CGI request: templates are parsed as they are rendered, not all at start, and the request
+/// is served on the connection the start-up opened (one database open and schema check).
 func serveCGI(_ config: Config) throws {
-    let runtime = try Runtime(config: config, validateTemplates: false)
-    let store = try runtime.openStore()
+    let runtime = try Runtime(config: config, validateTemplates: false, keepStore: true)
+    let store = try runtime.startStore ?? runtime.openStore()
     CGIResponder.serveOne(maxBodyBytes: config.maxBodyBytes, handler: runtime.app.handler(store: store), log: { Log.error($0) })
 }
 
