@@ -112,7 +112,7 @@ func cgiOptions(_ args: [String]) -> [String: String]? {
     return options
 }
 
-/// Opens the socket and starts workers (one store connection each).
+/// Opens the socket and starts workers (one store connection each, opened on first use).
 func startServer(_ runtime: Runtime, socketOverride: String? = nil, socketMode: mode_t? = nil) throws -> FastCGIServer {
     let c = runtime.config
     let address: ListenAddress
@@ -123,8 +123,14 @@ func startServer(_ runtime: Runtime, socketOverride: String? = nil, socketMode: 
     let server = FastCGIServer(options: .init(address: address, workers: c.workers, maxBodyBytes: c.maxBodyBytes), log: { Log.error($0) })
     try server.open()
     try server.start { _ in
-        let store = try runtime.openStore()
-        return runtime.app.handler(store: store)
+        // Each worker opens its own connection on its first request, on its own thread: an idle
+        // worker holds no connection (the start-up already opened, migrated and checked the
+        // database). A failed open answers 502 and is tried again on the next request.
+        var handler: ((Request) -> Response)?
+        return { request in
+            if handler == nil { handler = runtime.app.handler(store: try runtime.openStore()) }
+            return handler!(request)
+        }
     }
     Log.info("gatehouse \(Runtime.version) (\(c.mode.rawValue) mode) serving on \(address) with \(c.workers) workers; store \(c.databasePath)")
     return server
