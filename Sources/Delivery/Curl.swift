@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 
 /// A libcurl failure with curl's own message.
 public struct CurlError: Error, CustomStringConvertible {

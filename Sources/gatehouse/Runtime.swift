@@ -2,7 +2,10 @@ import AuthEngine
 import AuthStore
 import AuthWeb
 import Delivery
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Wiring: config → store, key ring, templates, web app. Shared by every command.
 struct Runtime {

@@ -4,7 +4,10 @@ import AuthStore
 import AuthWeb
 import Delivery
 import FastCGI
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTP
 
 /// `gatehouse`: the FastCGI responder and its operator commands.
