@@ -6,7 +6,7 @@ let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 /// Linux: lld with packed relative relocations (DT_RELR, glibc >= 2.36), so the table of ~77,000
 /// relative relocations read at every start shrinks from 1.8 MB to 15 KB; and the functions that
 /// start-up and the requests run (scripts/symbol-order.txt, written by `bench/profile order`)
-/// placed together, so a process maps ~5 MB of code instead of ~10 MB. Names missing from the
+/// placed together, so a process maps ~6 MB of code instead of ~10 MB. Names missing from the
 /// build are ignored: a stale list only places less.
 #if os(Linux)
 let symbolOrder = String(#filePath.dropLast("Package.swift".count)) + "scripts/symbol-order.txt"

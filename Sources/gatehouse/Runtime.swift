@@ -50,6 +50,17 @@ struct Runtime {
         return worker
     }
 
+    /// libphonenumber and libcurl are loaded on first use, so `config check` looks for them here
+    /// rather than letting the first phone number or the first message find one missing.
+    static func libraryProblems() -> [String] {
+        var problems: [String] = []
+        if PhoneNumber.countryCode(forRegion: "US") != 1 {
+            problems.append("phone numbers: libphonenumber.so.8 (Debian package libphonenumber8) cannot be loaded")
+        }
+        do { _ = try Curl() } catch { problems.append("delivery: \(error)") }
+        return problems
+    }
+
     static func resourcesDirectory(_ config: Config) throws -> String {
         if let d = config.templatesDir { return d }
         if let d = Templates.bundledDirectory, FileManager.default.fileExists(atPath: d + "/templates") { return d }

@@ -2,7 +2,6 @@ import ArgumentParser
 import AuthEngine
 import AuthStore
 import AuthWeb
-import Delivery
 import FastCGI
 import FoundationEssentials
 #if canImport(Glibc)
@@ -181,7 +180,7 @@ struct ConfigCommand: ParsableCommand {
             } catch {
                 problems.append("templates: \(error)")
             }
-            problems += Check.libraryProblems()
+            problems += Runtime.libraryProblems()
             if problems.isEmpty {
                 print("configuration \(c.source): OK (\(c.mode.rawValue) mode, \(c.projects.count) project(s): \(c.projects.map(\.id).joined(separator: ", ")))")
                 return
@@ -189,17 +188,6 @@ struct ConfigCommand: ParsableCommand {
             print("configuration \(c.source): \(problems.count) problem(s)")
             for p in problems { print("  - \(p)") }
             throw ExitCode(1)
-        }
-
-        /// libphonenumber and libcurl are loaded on first use, so a missing one is caught here
-        /// rather than at the first phone number or the first message sent.
-        static func libraryProblems() -> [String] {
-            var problems: [String] = []
-            if PhoneNumber.countryCode(forRegion: "US") != 1 {
-                problems.append("phone numbers: libphonenumber.so.8 (Debian package libphonenumber8) cannot be loaded")
-            }
-            do { _ = try Curl() } catch { problems.append("delivery: \(error)") }
-            return problems
         }
     }
 }
