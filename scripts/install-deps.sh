@@ -6,6 +6,8 @@ set -euo pipefail
 what="${1:-run}"
 cd "$(dirname "$0")/.."
 
+# libphonenumber (libphonenumber8) and libcurl (libcurl4) are opened with dlopen on first use, by
+# their sonames libphonenumber.so.8 and libcurl.so.4; the -dev packages bring them and the headers.
 run_pkgs=(libfcgi-dev libsqlite3-dev libssl-dev libphonenumber-dev libcurl4-openssl-dev nginx-light)
 test_pkgs=(chromium chromium-driver wrk hyperfine spawn-fcgi sqlite3 python3-pip)
 pkgs=("${run_pkgs[@]}")

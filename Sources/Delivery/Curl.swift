@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 
 /// A libcurl failure with curl's own message.
 public struct CurlError: Error, CustomStringConvertible {
@@ -9,9 +9,9 @@ public struct CurlError: Error, CustomStringConvertible {
 }
 
 /// One libcurl easy handle, owned and freed here. Used for the HTTP SMS providers, external
-/// verifiers and SMTP. Not shared between threads.
+/// verifiers and SMTP. Not shared between threads. libcurl itself is loaded by the first handle
+/// (`gh_curl_load`), so processes that never send do not map it.
 public final class Curl {
-    static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
     let handle: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
@@ -26,8 +26,8 @@ public final class Curl {
     private var received: [UInt8] = []
 
     public init() throws {
-        _ = Curl.globalInit
-        guard let h = curl_easy_init() else { throw CurlError(code: -1, message: "curl_easy_init failed") }
+        guard gh_curl_load() != 0 else { throw CurlError(code: -1, message: String(cString: gh_curl_load_error())) }
+        guard let h = gh_curl_easy_init() else { throw CurlError(code: -1, message: "curl_easy_init failed") }
         handle = h
         try check(gh_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer))
         try set(CURLOPT_NOSIGNAL, 1)
@@ -35,16 +35,16 @@ public final class Curl {
     }
 
     deinit {
-        if let headerList { curl_slist_free_all(headerList) }
-        if let recipientList { curl_slist_free_all(recipientList) }
-        curl_easy_cleanup(handle)
+        if let headerList { gh_curl_slist_free_all(headerList) }
+        if let recipientList { gh_curl_slist_free_all(recipientList) }
+        gh_curl_easy_cleanup(handle)
         errorBuffer.deallocate()
     }
 
     func check(_ rc: CURLcode) throws {
         guard rc == CURLE_OK else {
             let detail = String(cString: errorBuffer)
-            throw CurlError(code: Int(rc.rawValue), message: detail.isEmpty ? String(cString: curl_easy_strerror(rc)) : detail)
+            throw CurlError(code: Int(rc.rawValue), message: detail.isEmpty ? String(cString: gh_curl_easy_strerror(rc)) : detail)
         }
     }
 
@@ -81,9 +81,9 @@ public final class Curl {
         try set(CURLOPT_URL, url)
         try set(CURLOPT_TIMEOUT, timeout)
         try set(CURLOPT_MAIL_FROM, "<\(from)>")
-        if let recipientList { curl_slist_free_all(recipientList) }
+        if let recipientList { gh_curl_slist_free_all(recipientList) }
         recipientList = nil
-        for r in to { recipientList = curl_slist_append(recipientList, "<\(r)>") }
+        for r in to { recipientList = gh_curl_slist_append(recipientList, "<\(r)>") }
         try check(gh_curl_setopt_ptr(handle, CURLOPT_MAIL_RCPT, recipientList.map { UnsafeMutableRawPointer($0) }))
         if let username { try set(CURLOPT_USERNAME, username) }
         if let password { try set(CURLOPT_PASSWORD, password) }
@@ -95,9 +95,9 @@ public final class Curl {
     }
 
     func setHeaders(_ headers: [String]) throws {
-        if let headerList { curl_slist_free_all(headerList) }
+        if let headerList { gh_curl_slist_free_all(headerList) }
         headerList = nil
-        for h in headers { headerList = curl_slist_append(headerList, h) }
+        for h in headers { headerList = gh_curl_slist_append(headerList, h) }
         try check(gh_curl_setopt_ptr(handle, CURLOPT_HTTPHEADER, headerList.map { UnsafeMutableRawPointer($0) }))
     }
 
@@ -125,7 +125,7 @@ public final class Curl {
             me.upload.offset += count
             return count
         })
-        try check(curl_easy_perform(handle))
+        try check(gh_curl_easy_perform(handle))
         var status = 0
         try check(gh_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status))
         return Response(status: status, body: received)

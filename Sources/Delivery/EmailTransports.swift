@@ -1,5 +1,5 @@
 import AuthEngine
-import Foundation
+import FoundationEssentials
 import JSONValue
 
 /// Email transports, chosen by the configuration's `email.transport` (docs/configuration-email.md):

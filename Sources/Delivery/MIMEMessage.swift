@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Builds an Internet message (RFC 5322) with MIME (RFC 2045–2047): multipart/alternative of a
 /// plain-text and an HTML part, both UTF-8 quoted-printable; non-ASCII subjects and display names
@@ -98,7 +101,7 @@ public struct MIMEMessage {
         guard let name, !name.isEmpty else { return "<\(address)>" }
         let clean = String(name.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
         if isPlainASCII(clean) {
-            let quoted = clean.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            let quoted = clean.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
             return "\"\(quoted)\" <\(address)>"
         }
         return encodedWords(clean) + "\r\n <\(address)>"
@@ -109,7 +112,7 @@ public struct MIMEMessage {
     /// UTF-8 quoted-printable with CRLF line ends and soft breaks keeping lines ≤ 76 characters.
     /// A leading `.` and a leading `From ` are encoded so no relay or mailbox alters the line.
     public static func quotedPrintable(_ text: String) -> String {
-        let normalized = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+        let normalized = text.replacing("\r\n", with: "\n").replacing("\r", with: "\n")
         let hex = Array("0123456789ABCDEF")
         var lines: [String] = []
         for line in normalized.split(separator: "\n", omittingEmptySubsequences: false) {
@@ -121,7 +124,8 @@ public struct MIMEMessage {
                 let literal = (b >= 33 && b <= 126 && b != UInt8(ascii: "="))
                     || ((b == 0x20 || b == 0x09) && !last)
                 let mustEncodeLeading = width == 0 && i == 0 && (b == UInt8(ascii: ".") || (b == UInt8(ascii: "F") && line.hasPrefix("From ")))
-                let token = (literal && !mustEncodeLeading) ? String(UnicodeScalar(b)) : "=" + String(hex[Int(b >> 4)]) + String(hex[Int(b & 0xF)])
+                let encoded: String = "=" + String(hex[Int(b >> 4)]) + String(hex[Int(b & 0xF)])
+                let token: String = (literal && !mustEncodeLeading) ? String(UnicodeScalar(b)) : encoded
                 if width + token.count > 75 {
                     out += "=\r\n"
                     width = 0

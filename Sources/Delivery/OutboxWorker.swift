@@ -1,5 +1,7 @@
 import AuthEngine
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Delivers one outbox message (an SMS provider or an email transport). Throws to retry.
 public protocol MessageSender: Sendable {
@@ -23,10 +25,10 @@ public final class OutboxWorker: @unchecked Sendable {
     let makeStore: () throws -> OutboxStore
     let senders: [OutboxMessage.Channel: MessageSender]
     let clock: Clock
-    private let condition = NSCondition()
+    private let condition = WakeCondition()
     private var stopping = false
     private var woken = false
-    private var thread: Thread?
+    private var thread: pthread_t?
     /// Periodic store clean-up run on this thread (expired limit counters and the like).
     let housekeeping: (() throws -> Void)?
     public static let housekeepingInterval: Millis = 600_000
@@ -44,10 +46,19 @@ public final class OutboxWorker: @unchecked Sendable {
     public static func backoff(attempts: Int) -> Millis { min(5_000 << min(attempts - 1, 20), 3_600_000) }
 
     public func start(pollMillis: UInt32 = 500) {
-        let t = Thread { [self] in run(pollMillis: pollMillis) }
-        t.name = "gatehouse-outbox"
-        thread = t
-        t.start()
+        let box = Unmanaged.passRetained(RunBox { [self] in run(pollMillis: pollMillis) })
+        var tid = pthread_t()
+        let rc = pthread_create(&tid, nil, { raw in
+            let box = Unmanaged<RunBox>.fromOpaque(raw!).takeRetainedValue()
+            box.body()
+            return nil
+        }, box.toOpaque())
+        guard rc == 0 else {
+            box.release()
+            Log.error("outbox: cannot start its thread: \(rc)")
+            return
+        }
+        thread = tid
     }
 
     /// Asks the loop to look now (called after a flow commits a message).
@@ -63,14 +74,15 @@ public final class OutboxWorker: @unchecked Sendable {
         stopping = true
         condition.signal()
         condition.unlock()
-        while thread?.isFinished == false { usleep(10_000) }
+        if let thread { pthread_join(thread, nil) }
+        thread = nil
     }
 
     func run(pollMillis: UInt32) {
         var store: OutboxStore?
         while true {
             condition.lock()
-            if !stopping && !woken { _ = condition.wait(until: Date(timeIntervalSinceNow: Double(pollMillis) / 1000)) }
+            if !stopping && !woken { condition.wait(millis: Int(pollMillis)) }
             woken = false
             let stop = stopping
             condition.unlock()
@@ -122,5 +134,43 @@ public struct DevSender: MessageSender {
     public var keepsBody: Bool { true }
     public func send(_ m: OutboxMessage) throws {
         Log.info("dev outbox: \(m.channel.rawValue) to \(m.recipient): \(m.subject.map { $0 + " — " } ?? "")\(m.body)")
+    }
+}
+
+/// The closure a new thread runs.
+private final class RunBox {
+    let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
+}
+
+/// A mutex with one condition variable (pthread), for the worker's sleep between polls.
+final class WakeCondition {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(cond, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(cond)
+        pthread_mutex_destroy(mutex)
+        cond.deallocate()
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+    func signal() { pthread_cond_signal(cond) }
+
+    /// Waits (lock held) until signalled or `millis` have passed; spurious wake-ups are allowed,
+    /// as with any condition variable.
+    func wait(millis: Int) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let nanos = Int(now.tv_nsec) + (millis % 1000) * 1_000_000
+        var until = timespec(tv_sec: now.tv_sec + millis / 1000 + nanos / 1_000_000_000, tv_nsec: nanos % 1_000_000_000)
+        _ = pthread_cond_timedwait(cond, mutex, &until)
     }
 }

@@ -1,5 +1,8 @@
 import AuthEngine
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import JSONValue
 
 /// SMS providers, chosen by the configuration's `sms.provider` (docs/configuration-phone.md):

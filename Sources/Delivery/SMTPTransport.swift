@@ -1,5 +1,5 @@
 import AuthEngine
-import Foundation
+import FoundationEssentials
 import JSONValue
 
 /// The `smtp` transport's settings: `url` (`smtp://host[:port]` with STARTTLS, or `smtps://` with
@@ -24,7 +24,7 @@ struct SMTPConfig {
 
     /// Host of an `smtp(s)://` URL.
     static func host(_ url: String) -> String? {
-        guard let sep = url.range(of: "://") else { return nil }
+        guard let sep = url.firstRange(of: "://") else { return nil }
         var authority = String(url[sep.upperBound...].prefix { $0 != "/" && $0 != "?" })
         if let at = authority.lastIndex(of: "@") { authority = String(authority[authority.index(after: at)...]) }
         if authority.hasPrefix("[") { return authority.split(separator: "]").first.map { String($0.dropFirst()) } }

@@ -1,5 +1,5 @@
 import AuthEngine
-import Foundation
+import FoundationEssentials
 import JSONValue
 
 /// The `sendmail` transport: runs `sendmail -t -i` (or `email.command`) with the whole message on
@@ -39,27 +39,12 @@ struct SendmailTransport: MessageSender {
 
     func send(_ m: OutboxMessage) throws {
         guard let exe = SendmailTransport.resolve(command[0]) else { throw PermanentDeliveryError("sendmail: \(command[0]) not found") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: exe)
-        process.arguments = Array(command.dropFirst())
-        let stdin = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = stderr
-        try process.run()
-        let message = settings.mime(for: m).rendered()
-        do { try stdin.fileHandleForWriting.write(contentsOf: Data(message)) } catch {}
-        try? stdin.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(Double(timeout))
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-            throw SendmailError(description: "sendmail: \(command[0]) did not finish within \(timeout) s")
-        }
-        let errText = String(decoding: (try? stderr.fileHandleForReading.readToEnd()) ?? Data(), as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw SendmailError(description: "sendmail: \(command[0]) exited with \(process.terminationStatus): \(errText.prefix(300))")
+        let child = ChildProcess(label: "sendmail", path: exe, arguments: Array(command.dropFirst()), environment: nil, timeout: timeout)
+        let outcome = try child.run(input: settings.mime(for: m).rendered())
+        if outcome.timedOut { throw SendmailError(description: "sendmail: \(command[0]) did not finish within \(timeout) s") }
+        guard outcome.exited && outcome.code == 0 else {
+            let status = outcome.exited ? outcome.code : outcome.signal
+            throw SendmailError(description: "sendmail: \(command[0]) exited with \(status): \(outcome.stderr.prefix(300))")
         }
     }
 }

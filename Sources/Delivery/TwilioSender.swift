@@ -1,5 +1,5 @@
 import AuthEngine
-import Foundation
+import FoundationEssentials
 
 /// A Twilio-compatible Messages resource: `POST {base}/2010-04-01/Accounts/{sid}/Messages.json`,
 /// HTTP basic auth (account SID, auth token), form body `To`, `From` or `MessagingServiceSid`,
@@ -47,7 +47,8 @@ enum FormEncoding {
                  UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.append(Character(UnicodeScalar(b)))
             default:
-                out += String(format: "%%%02X", b)
+                let hex = Array("0123456789ABCDEF")
+                out += "%" + String(hex[Int(b >> 4)]) + String(hex[Int(b & 0xF)])
             }
         }
         return out

@@ -1,5 +1,5 @@
 import AuthEngine
-import Foundation
+import FoundationEssentials
 import JSONValue
 
 /// The webhook provider: `POST <url>` with JSON `{"to","body","project","id"}`, headers

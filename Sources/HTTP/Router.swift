@@ -14,14 +14,23 @@ public struct PathPattern: Sendable, CustomStringConvertible {
 
     public init(_ pattern: String) {
         description = pattern
-        segments = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { seg in
-            guard let open = seg.firstIndex(of: "{"), let close = seg.firstIndex(of: "}"), open < close else {
-                return .literal(Array(seg.utf8))
+        // Split on UTF-8 bytes: `/`, `{` and `}` are ASCII, so never part of a longer sequence.
+        segments = Array(pattern.utf8).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().map { seg in
+            guard let open = seg.firstIndex(of: UInt8(ascii: "{")), let close = seg.firstIndex(of: UInt8(ascii: "}")), open < close else {
+                return .literal(Array(seg))
             }
-            return .capture(prefix: Array(seg[..<open].utf8), name: String(seg[seg.index(after: open)..<close]),
-                            suffix: Array(seg[seg.index(after: close)...].utf8))
+            return .capture(prefix: Array(seg[..<open]), name: String(decoding: seg[(open + 1)..<close], as: UTF8.self),
+                            suffix: Array(seg[(close + 1)...]))
         }
         isLiteral = segments.allSatisfy { if case .literal = $0 { return true }; return false }
+    }
+
+    /// Whether `path` (a literal pattern's text) matches; between two texts that start with `/`
+    /// and a pattern without captures this is plain equality, which keeps building a table cheap.
+    func matches(literal path: String) -> Bool {
+        let slash = UInt8(ascii: "/")
+        if isLiteral, description.utf8.first == slash, path.utf8.first == slash { return description == path }
+        return match(path) != nil
     }
 
     /// Captured parameters if `path` matches.
@@ -78,9 +87,9 @@ public struct Router<Handler> {
         let route = Route(method: method.uppercased(), pattern: PathPattern(pattern), handler: handler)
         let index = routes.count
         routes.append(route)
-        for (path, _) in exact where route.pattern.match(path) != nil { exact[path, default: []].append(index) }
+        for (path, _) in exact where route.pattern.matches(literal: path) { exact[path, default: []].append(index) }
         if route.pattern.isLiteral, exact[pattern] == nil {
-            exact[pattern] = routes.indices.filter { routes[$0].pattern.match(pattern) != nil }
+            exact[pattern] = routes.indices.filter { routes[$0].pattern.matches(literal: pattern) }
         }
     }
 

@@ -1,6 +1,9 @@
 import AuthEngine
 import Delivery
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import JSONValue
 
 /// The configuration file (JSON; every key documented in docs/configuration.md) plus

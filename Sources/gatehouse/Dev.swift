@@ -1,7 +1,7 @@
 import ArgumentParser
 import AuthEngine
 import FastCGI
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,7 +38,7 @@ struct Dev: ParsableCommand {
             server.wait()
             outbox.stop()
             Log.info("dev: nginx and the responder stopped")
-            Foundation.exit(code)
+            Glibc.exit(code)
         }
 
         guard waitUntilHealthy(port: port, nginxPID: pid) else {

@@ -2,7 +2,10 @@ import AuthEngine
 import AuthStore
 import AuthWeb
 import Delivery
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Wiring: config → store, key ring, templates, web app. Shared by every command.
 struct Runtime {
@@ -10,10 +13,13 @@ struct Runtime {
 
     let config: Config
     let app: WebApp
+    /// The connection opened (and migrated) at start, kept only when asked (`keepStore`): a CGI
+    /// request then serves on it instead of opening and checking the database a second time.
+    let startStore: SQLiteStore?
 
     /// `validateTemplates`: parse every template now so a broken one fails at start (all but CGI
     /// mode, where each request is a new process and parses only what it renders).
-    init(config: Config, validateTemplates: Bool = true) throws {
+    init(config: Config, validateTemplates: Bool = true, keepStore: Bool = false) throws {
         self.config = config
         Log.level = config.logLevel
         try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true,
@@ -25,8 +31,9 @@ struct Runtime {
         app = WebApp(settings: settings, templates: templates)
         app.externalVerifier = SiteVerifier()
         // Migrate and make sure a signing key exists before any worker starts.
-        let store = try openStore()
+        let store = try SQLiteStore(path: config.databasePath)
         try app.keyRing.ensureKey(store: store, random: app.random)
+        startStore = keepStore ? store : nil
     }
 
     func openStore() throws -> SQLiteStore { try SQLiteStore(path: config.databasePath) }
@@ -41,6 +48,17 @@ struct Runtime {
         app.outboxNotifier = { [worker] in worker.wake() }
         worker.start()
         return worker
+    }
+
+    /// libphonenumber and libcurl are loaded on first use, so `config check` looks for them here
+    /// rather than letting the first phone number or the first message find one missing.
+    static func libraryProblems() -> [String] {
+        var problems: [String] = []
+        if PhoneNumber.countryCode(forRegion: "US") != 1 {
+            problems.append("phone numbers: libphonenumber.so.8 (Debian package libphonenumber8) cannot be loaded")
+        }
+        do { _ = try Curl() } catch { problems.append("delivery: \(error)") }
+        return problems
     }
 
     static func resourcesDirectory(_ config: Config) throws -> String {

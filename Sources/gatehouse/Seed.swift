@@ -2,7 +2,10 @@ import ArgumentParser
 import AuthCrypto
 import AuthEngine
 import AuthStore
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `gatehouse seed`: inserts synthetic accounts for growth benchmarks (BENCHMARKS.md). Each
 /// account has a 28-character id like a real one, a unique phone number in the +1 201… range
@@ -67,14 +70,25 @@ struct Seed: ParsableCommand {
             done += n
             if Date().timeIntervalSince(lastReport) >= 5 {
                 lastReport = Date()
-                FileHandle.standardError.write("seed: \(done)/\(count) accounts\n".data(using: .utf8)!)
+                fputs("seed: \(done)/\(count) accounts\n", stderr)
             }
         }
         try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         let total = try store.countAccounts(project: pid)
         let secs = Date().timeIntervalSince(start)
-        print(String(format: "seeded %d accounts into %@ in %.1f s (%.0f/s); %d accounts in the project",
-                     count, pid, secs, Double(count) / max(secs, 0.001), total))
+        print("seeded \(count) accounts into \(pid) in \(Seed.fixed(secs, digits: 1)) s "
+              + "(\(Seed.fixed(Double(count) / max(secs, 0.001), digits: 0))/s); \(total) accounts in the project")
+    }
+
+    /// `x` rounded to `digits` decimals (0 or more), as printf's `%.Nf` writes it.
+    static func fixed(_ x: Double, digits: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let n = Int64((abs(x) * scale).rounded())
+        let whole = String(n / Int64(scale)), frac = String(n % Int64(scale))
+        let sign = x < 0 && n != 0 ? "-" : ""
+        guard digits > 0 else { return sign + whole }
+        return sign + whole + "." + String(repeating: "0", count: digits - frac.count) + frac
     }
 
     static func row(project: String, index: Int, localID: String, now: Millis) -> [SQLBindable] {

@@ -1,7 +1,10 @@
 import ArgumentParser
 import AuthEngine
 import AuthStore
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import JSONValue
 
 /// `gatehouse users …`: account administration on the same store the responder uses. Changes
@@ -47,7 +50,7 @@ struct Users: ParsableCommand {
                                      Users.date(a.createdAt), a.lastLoginAt.map(Users.date) ?? "-"]))
                 }
             }
-            if let next = page.nextPageToken { FileHandle.standardError.write(Data("more: --page-token \(next)\n".utf8)) }
+            if let next = page.nextPageToken { fputs("more: --page-token \(next)\n", stderr) }
         }
     }
 
@@ -133,16 +136,23 @@ struct Users: ParsableCommand {
              ("providers", JSON.array(a.providers.map { .string($0.providerID) })))
     }
 
+    /// RFC 3339 in UTC to the second ("2026-11-22T04:05:06Z").
     static func date(_ ms: Millis) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        return f.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+        var t = time_t(ms >= 0 ? ms / 1000 : (ms - 999) / 1000)
+        var tm = tm()
+        gmtime_r(&t, &tm)
+        func pad(_ v: Int32, _ width: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, width - s.count)) + s
+        }
+        return "\(pad(tm.tm_year + 1900, 4))-\(pad(tm.tm_mon + 1, 2))-\(pad(tm.tm_mday, 2))T"
+            + "\(pad(tm.tm_hour, 2)):\(pad(tm.tm_min, 2)):\(pad(tm.tm_sec, 2))Z"
     }
 
     static func row(_ cols: [String]) -> String {
         let widths = [28, 16, 28, 8, 20, 20]
         return zip(cols, widths).map { c, w in c.count >= w ? c + " " : c + String(repeating: " ", count: w - c.count + 1) }
-            .joined().trimmingCharacters(in: .whitespaces)
+            .joined().trimmingSpaces
     }
 }
 
@@ -150,4 +160,12 @@ struct Users: ParsableCommand {
 struct UsersError: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }
+}
+
+extension String {
+    /// Without leading and trailing spaces and tabs.
+    var trimmingSpaces: String {
+        guard let first = firstIndex(where: { $0 != " " && $0 != "\t" }), let last = lastIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
+        return String(self[first...last])
+    }
 }

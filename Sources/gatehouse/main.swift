@@ -3,7 +3,10 @@ import AuthEngine
 import AuthStore
 import AuthWeb
 import FastCGI
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTP
 
 /// `gatehouse`: the FastCGI responder and its operator commands.
@@ -65,10 +68,11 @@ struct Serve: ParsableCommand {
     }
 }
 
-/// One CGI request: templates are parsed as they are rendered, not all at start.
+/// One CGI request: templates are parsed as they are rendered, not all at start, and the request
+/// is served on the connection the start-up opened (one database open and schema check).
 func serveCGI(_ config: Config) throws {
-    let runtime = try Runtime(config: config, validateTemplates: false)
-    let store = try runtime.openStore()
+    let runtime = try Runtime(config: config, validateTemplates: false, keepStore: true)
+    let store = try runtime.startStore ?? runtime.openStore()
     CGIResponder.serveOne(maxBodyBytes: config.maxBodyBytes, handler: runtime.app.handler(store: store), log: { Log.error($0) })
 }
 
@@ -111,7 +115,7 @@ func cgiOptions(_ args: [String]) -> [String: String]? {
     return options
 }
 
-/// Opens the socket and starts workers (one store connection each).
+/// Opens the socket and starts workers (one store connection each, opened on first use).
 func startServer(_ runtime: Runtime, socketOverride: String? = nil, socketMode: mode_t? = nil) throws -> FastCGIServer {
     let c = runtime.config
     let address: ListenAddress
@@ -122,8 +126,14 @@ func startServer(_ runtime: Runtime, socketOverride: String? = nil, socketMode: 
     let server = FastCGIServer(options: .init(address: address, workers: c.workers, maxBodyBytes: c.maxBodyBytes), log: { Log.error($0) })
     try server.open()
     try server.start { _ in
-        let store = try runtime.openStore()
-        return runtime.app.handler(store: store)
+        // Each worker opens its own connection on its first request, on its own thread: an idle
+        // worker holds no connection (the start-up already opened, migrated and checked the
+        // database). A failed open answers 502 and is tried again on the next request.
+        var handler: ((Request) -> Response)?
+        return { request in
+            if handler == nil { handler = runtime.app.handler(store: try runtime.openStore()) }
+            return handler!(request)
+        }
     }
     Log.info("gatehouse \(Runtime.version) (\(c.mode.rawValue) mode) serving on \(address) with \(c.workers) workers; store \(c.databasePath)")
     return server
@@ -170,6 +180,7 @@ struct ConfigCommand: ParsableCommand {
             } catch {
                 problems.append("templates: \(error)")
             }
+            problems += Runtime.libraryProblems()
             if problems.isEmpty {
                 print("configuration \(c.source): OK (\(c.mode.rawValue) mode, \(c.projects.count) project(s): \(c.projects.map(\.id).joined(separator: ", ")))")
                 return
