@@ -28,4 +28,29 @@ public enum JWS {
             return Parts(header: h, payload: p, signature: s, signingInput: Array(u[..<d2]))
         }
     }
+
+    /// Decodes a compact JWS and checks its RS256 signature in place (the signing input is not
+    /// copied). `key` gets the decoded header and names the key to check with (nil: refuse).
+    /// Returns the decoded header and payload when the signature is valid; nil for any malformed
+    /// token or bad signature. Errors thrown by `key` pass through.
+    public static func verifiedRS256(_ token: String, maxLength: Int = 16 * 1024,
+                                     key: ([UInt8]) throws -> RSAPublicKey?) rethrows -> (header: [UInt8], payload: [UInt8])? {
+        guard token.utf8.count <= maxLength else { return nil }
+        if let result = try token.utf8.withContiguousStorageIfAvailable({ try verifiedRS256(bytes: $0, key: key) }) { return result }
+        return try Array(token.utf8).withUnsafeBufferPointer { try verifiedRS256(bytes: $0, key: key) }
+    }
+
+    static func verifiedRS256(bytes u: UnsafeBufferPointer<UInt8>,
+                              key: ([UInt8]) throws -> RSAPublicKey?) rethrows -> (header: [UInt8], payload: [UInt8])? {
+        let dot = UInt8(ascii: ".")
+        guard let d1 = u.firstIndex(of: dot), let d2 = u[(d1 + 1)...].firstIndex(of: dot) else { return nil }
+        let h64 = u[..<d1], p64 = u[(d1 + 1)..<d2], s64 = u[(d2 + 1)...]
+        guard !h64.isEmpty, !p64.isEmpty, !s64.contains(dot), let header = Base64URL.decode(bytes: h64),
+              let signature = Base64URL.decode(bytes: s64) else { return nil }
+        guard let publicKey = try key(header) else { return nil }
+        let input = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: u[..<d2]))
+        let valid = signature.withUnsafeBytes { publicKey.verifyRS256(signature: $0, data: input) }
+        guard valid, let payload = Base64URL.decode(bytes: p64) else { return nil }
+        return (header, payload)
+    }
 }
