@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A validating scan of one JSON object (RFC 8259) that reports each top-level member's name and
 /// raw value as byte ranges, without building values: what verifying a token needs from its JWS
 /// header and claims. It accepts a subset of what `JSONParser` accepts and answers nil for the
@@ -52,6 +56,24 @@ public enum JSONMembers {
         let inner = UnsafeBufferPointer(rebasing: b[range.lowerBound + 1..<range.upperBound - 1])
         guard !inner.contains(UInt8(ascii: "\\")) else { return nil }
         return String(decoding: inner, as: UTF8.self)
+    }
+
+    /// Whether the string at `range` is `prefix + rest`, compared as bytes; nil when it has escapes
+    /// or non-ASCII bytes (String equality is canonical equivalence, not byte equality), or is not
+    /// a string.
+    public static func plainStringEquals(_ b: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ prefix: String, _ rest: String) -> Bool? {
+        guard range.count >= 2, b[range.lowerBound] == UInt8(ascii: "\""), b[range.upperBound - 1] == UInt8(ascii: "\"") else { return nil }
+        let inner = UnsafeBufferPointer(rebasing: b[range.lowerBound + 1..<range.upperBound - 1])
+        guard !inner.contains(where: { $0 == UInt8(ascii: "\\") || $0 >= 0x80 }) else { return nil }
+        var prefix = prefix, rest = rest
+        return prefix.withUTF8 { p in
+            rest.withUTF8 { r -> Bool? in
+                guard !r.contains(where: { $0 >= 0x80 }) else { return nil }
+                guard inner.count == p.count + r.count else { return false }
+                return (p.isEmpty || memcmp(inner.baseAddress!, p.baseAddress!, p.count) == 0)
+                    && (r.isEmpty || memcmp(inner.baseAddress! + p.count, r.baseAddress!, r.count) == 0)
+            }
+        }
     }
 
     /// Whether the value at `range` is a string (escaped or not).

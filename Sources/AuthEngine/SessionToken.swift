@@ -32,6 +32,9 @@ extension Sessions {
 
     enum FastCheck { case decided(SessionClaims?), undecided }
 
+    /// `TokenService.Kind.sessionCookie.issuer(project:)` without the project.
+    static let sessionIssuerPrefix = "https://session.firebase.google.com/"
+
     func fastSessionClaims(_ cookie: String, project: String) -> FastCheck {
         var undecided = false
         let verified = JWS.verifiedRS256(cookie) { header -> RSAPublicKey? in
@@ -76,7 +79,11 @@ extension Sessions {
             guard let r, JSONMembers.isString(p, r) else { return .some(nil) }
             return JSONMembers.plainString(p, r).map { .some($0) }
         }
-        guard let issV = string(iss), let audV = string(aud), let subV = string(sub), let sidV = string(sid) else { return .undecided }
+        guard let subV = string(sub), let sidV = string(sid) else { return .undecided }
+        // iss and aud are compared as bytes (no strings made); with escapes they go to the parser.
+        guard let iss, JSONMembers.isString(p, iss), let aud, JSONMembers.isString(p, aud) else { return .decided(nil) }
+        guard let issuerOK = JSONMembers.plainStringEquals(p, iss, Sessions.sessionIssuerPrefix, project),
+              let audienceOK = JSONMembers.plainStringEquals(p, aud, "", project) else { return .undecided }
         guard let iat, let exp else { return .decided(nil) }
         guard let issuedAt = JSONMembers.plainInteger(p, iat), let expiresAt = JSONMembers.plainInteger(p, exp) else { return .undecided }
         var auth = issuedAt
@@ -97,8 +104,7 @@ extension Sessions {
             }
         }
         let now = tokens.clock.nowSeconds
-        guard issV == TokenService.Kind.sessionCookie.issuer(project: project), audV == project,
-              let subV, !subV.isEmpty, subV.utf8.count <= 128, expiresAt > now, issuedAt <= now + 60,
+        guard issuerOK, audienceOK, let subV, !subV.isEmpty, subV.utf8.count <= 128, expiresAt > now, issuedAt <= now + 60,
               let sidV, !sidV.isEmpty, sidV.utf8.count <= 128 else { return .decided(nil) }
         return .decided(SessionClaims(uid: subV, issuedAt: issuedAt, expiresAt: expiresAt, authTime: auth,
                                       signInProvider: provider, sid: sidV))

@@ -41,6 +41,11 @@ struct SessionTokenTests {
         #expect(fast?.uid == "user-1" && fast?.signInProvider == "phone")
     }
 
+    @Test("the scan's issuer is the session-cookie issuer")
+    func issuer() {
+        #expect(Sessions.sessionIssuerPrefix + Self.p == TokenService.Kind.sessionCookie.issuer(project: Self.p))
+    }
+
     @Test("every variant gets the full path's answer, decided by the scan or handed over")
     func variants() throws {
         let w = try SessionWorld()
@@ -52,6 +57,9 @@ struct SessionTokenTests {
             (nil, claims(iss: "\"https://securetoken.google.com/\(Self.p)\"", now: now)),
             (nil, claims(aud: "\"other\"", now: now)),
             (nil, claims(aud: "7", now: now)),
+            (nil, claims(aud: #""demo-gatehous\u0065""#, now: now)),
+            (nil, claims(aud: "\"demo-gatehous\u{E9}\"", now: now)),
+            (nil, claims(iss: "\"https://session.firebase.google.com/\"", now: now)),
             (nil, claims(sub: #""us\u0065r-1""#, now: now)),
             (nil, claims(sub: "\"\"", now: now)),
             (nil, claims(sub: "\"\(String(repeating: "x", count: 129))\"", now: now)),
