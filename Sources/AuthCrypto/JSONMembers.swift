@@ -115,45 +115,56 @@ private struct Scanner {
         while pos < b.count, b[pos] == 0x20 || b[pos] == 0x09 || b[pos] == 0x0A || b[pos] == 0x0D { pos += 1 }
     }
 
+    /// Bytes a string scan must stop at: `"`, `\\`, control characters (1) and non-ASCII (2).
+    static let stops: [UInt8] = (0..<256).map { c in c < 0x20 || c == 0x22 || c == 0x5C ? 1 : (c >= 0x80 ? 2 : 0) }
+
     /// Skips a string starting at its quote; its range including both quotes, or nil.
     mutating func string(allowEscapes: Bool) -> Range<Int>? {
         let start = pos
         pos += 1
-        while pos < b.count {
-            let c = b[pos]
-            if c == UInt8(ascii: "\"") { pos += 1; return start..<pos }
-            if c < 0x20 { return nil }
-            if c >= 0x80 { sawNonASCII = true }
-            if c == UInt8(ascii: "\\") {
-                guard allowEscapes, pos + 1 < b.count else { return nil }
-                switch b[pos + 1] {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
-                    pos += 2
-                case UInt8(ascii: "u"):
-                    guard pos + 6 <= b.count else { return nil }
-                    var v: UInt32 = 0
-                    for k in pos + 2..<pos + 6 {
-                        let c = b[k]
-                        let d: UInt8
-                        switch c {
-                        case UInt8(ascii: "0")...UInt8(ascii: "9"): d = c - UInt8(ascii: "0")
-                        case UInt8(ascii: "a")...UInt8(ascii: "f"): d = c - UInt8(ascii: "a") + 10
-                        case UInt8(ascii: "A")...UInt8(ascii: "F"): d = c - UInt8(ascii: "A") + 10
-                        default: return nil
-                        }
-                        v = v << 4 | UInt32(d)
-                    }
-                    if v >= 0xD800 && v <= 0xDFFF { return nil }
-                    pos += 6
-                default:
-                    return nil
-                }
-                continue
+        return Scanner.stops.withUnsafeBufferPointer { stops -> Range<Int>? in
+            while pos < b.count {
+                let c = b[pos]
+                let kind = stops[Int(c)]
+                if kind == 0 { pos += 1; continue }
+                if kind == 2 { sawNonASCII = true; pos += 1; continue }
+                if c == UInt8(ascii: "\"") { pos += 1; return start..<pos }
+                if c < 0x20 { return nil }
+                guard escape(allowEscapes) else { return nil }
             }
-            pos += 1
+            return nil
         }
-        return nil
+    }
+
+    /// Skips the escape at `pos` (a backslash); false if it is invalid or left to the parser.
+    mutating func escape(_ allowed: Bool) -> Bool {
+        guard allowed, pos + 1 < b.count else { return false }
+        switch b[pos + 1] {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+             UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            pos += 2
+            return true
+        case UInt8(ascii: "u"):
+            guard pos + 6 <= b.count else { return false }
+            var v: UInt32 = 0
+            for k in pos + 2..<pos + 6 {
+                let c = b[k]
+                let d: UInt8
+                switch c {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): d = c - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): d = c - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): d = c - UInt8(ascii: "A") + 10
+                default: return false
+                }
+                v = v << 4 | UInt32(d)
+            }
+            // A surrogate escape (paired or lone) is left to the full parser.
+            if v >= 0xD800 && v <= 0xDFFF { return false }
+            pos += 6
+            return true
+        default:
+            return false
+        }
     }
 
     /// Skips one value whose containers would sit at nesting `depth`.

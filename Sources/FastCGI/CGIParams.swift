@@ -16,13 +16,16 @@ struct CGIParams {
     static let names: [StaticString] = ["REQUEST_METHOD", "CONTENT_TYPE", "CONTENT_LENGTH", "REQUEST_URI", "DOCUMENT_URI", "SCRIPT_NAME",
                                         "PATH_INFO", "QUERY_STRING", "HTTPS", "REQUEST_SCHEME", "SERVER_NAME", "REMOTE_ADDR", "REQUEST_ID"]
 
+    /// Candidate positions in `names` by name length (most variables match no candidate).
+    static let byLength: [[Int]] = (0...16).map { n in names.indices.filter { names[$0].utf8CodeUnitCount == n } }
+
     private var meta = [String?](repeating: nil, count: Meta.allCases.count)
     var headers: [String: String] = [:]
 
     subscript(_ m: Meta) -> String? { meta[m.rawValue] }
 
     init(envp: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) {
-        headers.reserveCapacity(16)
+        headers.reserveCapacity(8)
         CGIParams.forEach(envp) { name, value in add(name: name, value: value) }
     }
 
@@ -45,12 +48,10 @@ struct CGIParams {
             headers[header.utf8.contains(where: { $0 >= 0x80 }) ? header.lowercased() : header] = String(decoding: value, as: UTF8.self)
             return
         }
-        for i in 0..<CGIParams.names.count {
-            let known = CGIParams.names[i]
-            if known.utf8CodeUnitCount == name.count, memcmp(base, known.utf8Start, name.count) == 0 {
-                meta[i] = String(decoding: value, as: UTF8.self)
-                return
-            }
+        guard name.count < CGIParams.byLength.count else { return }
+        for i in CGIParams.byLength[name.count] where memcmp(base, CGIParams.names[i].utf8Start, name.count) == 0 {
+            meta[i] = String(decoding: value, as: UTF8.self)
+            return
         }
     }
 

@@ -1,5 +1,6 @@
 import CFastCGI
 import HTTP
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,16 +42,23 @@ public final class FastCGIServer: @unchecked Sendable {
     public let options: Options
     let log: (String) -> Void
     private var listenFD: Int32 = -1
-    private var acceptLock = pthread_mutex_t()
-    private var stopping = false
-    private var stoppingLock = pthread_mutex_t()
+    /// Held while a worker waits for a new connection (as the baseline responder and libfcgi's
+    /// own threaded example do); a worker on a kept connection reads its next request without it.
+    private let acceptLock: UnsafeMutablePointer<pthread_mutex_t> = .allocate(capacity: 1)
+    /// Set once by `stop()`; read by every worker on every request (an atomic, not a mutex all
+    /// workers would take).
+    private let stopping = Atomic<Bool>(false)
     private var threads: [pthread_t] = []
 
     public init(options: Options, log: @escaping (String) -> Void) {
         self.options = options
         self.log = log
-        pthread_mutex_init(&acceptLock, nil)
-        pthread_mutex_init(&stoppingLock, nil)
+        pthread_mutex_init(acceptLock, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(acceptLock)
+        acceptLock.deallocate()
     }
 
     /// Opens the socket. Throws a message naming the failed step.
@@ -90,11 +98,7 @@ public final class FastCGIServer: @unchecked Sendable {
         return rc == 0
     }
 
-    var isStopping: Bool {
-        pthread_mutex_lock(&stoppingLock)
-        defer { pthread_mutex_unlock(&stoppingLock) }
-        return stopping
-    }
+    var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
     /// Starts the workers; returns at once.
     public func start(makeHandler: @escaping (Int) throws -> Handler) throws {
@@ -114,10 +118,7 @@ public final class FastCGIServer: @unchecked Sendable {
 
     /// Stops accepting; in-flight requests finish; `wait()` then returns.
     public func stop() {
-        pthread_mutex_lock(&stoppingLock)
-        let already = stopping
-        stopping = true
-        pthread_mutex_unlock(&stoppingLock)
+        let already = stopping.exchange(true, ordering: .acquiringAndReleasing)
         guard !already else { return }
         FCGX_ShutdownPending()
         // Wakes every thread blocked in accept(2); kept-alive connections end after their request.
@@ -140,9 +141,9 @@ public final class FastCGIServer: @unchecked Sendable {
         head.reserveCapacity(1024)
         while !isStopping {
             let fresh = req.ipcFd < 0
-            if fresh { pthread_mutex_lock(&acceptLock) }
+            if fresh { pthread_mutex_lock(acceptLock) }
             let rc = isStopping ? -1 : FCGX_Accept_r(&req)
-            if fresh { pthread_mutex_unlock(&acceptLock) }
+            if fresh { pthread_mutex_unlock(acceptLock) }
             if rc < 0 { break }
             serve(&req, handler, head: &head)
             if isStopping { req.keepConnection = 0 }
