@@ -42,9 +42,16 @@ public struct Sessions {
     }
 
     public static func hash(sid: String) -> [UInt8] {
-        var input = Array("gatehouse-sid|".utf8)
-        input.append(contentsOf: sid.utf8)
-        return Digest.sha256(input)
+        let prefix: StaticString = "gatehouse-sid|"
+        var sid = sid
+        return sid.withUTF8 { s in
+            withUnsafeTemporaryAllocation(byteCount: prefix.utf8CodeUnitCount + s.count, alignment: 1) { buf in
+                UnsafeMutableRawBufferPointer(rebasing: buf[..<prefix.utf8CodeUnitCount])
+                    .copyMemory(from: UnsafeRawBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+                UnsafeMutableRawBufferPointer(rebasing: buf[prefix.utf8CodeUnitCount...]).copyMemory(from: UnsafeRawBufferPointer(s))
+                return Digest.sha256(bytes: UnsafeRawBufferPointer(buf))
+            }
+        }
     }
 
     /// Starts a browser session for `account` and returns its cookie value (hosted pages).

@@ -1,4 +1,7 @@
 import HTTP
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension FastCGIServer {
     /// Appends the CGI response head to `out`: `Status:` line, headers (CR and LF dropped from
@@ -22,7 +25,11 @@ extension FastCGIServer {
             // A header value can never carry a line break (response splitting): CR and LF are dropped.
             let start = out.count
             append(v, to: &out)
-            if out[start...].contains(where: { $0 == 0x0D || $0 == 0x0A }) {
+            let breaks = out.withUnsafeBufferPointer { b -> Bool in
+                guard b.count > start, let base = b.baseAddress else { return false }
+                return memchr(base + start, 0x0D, b.count - start) != nil || memchr(base + start, 0x0A, b.count - start) != nil
+            }
+            if breaks {
                 out.removeSubrange(start...)
                 for c in v.utf8 where c != 0x0D && c != 0x0A { out.append(c) }
             }

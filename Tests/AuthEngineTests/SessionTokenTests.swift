@@ -41,6 +41,14 @@ struct SessionTokenTests {
         #expect(fast?.uid == "user-1" && fast?.signInProvider == "phone")
     }
 
+    @Test("the sid hash is SHA-256 of \"gatehouse-sid|\" + sid (stored sessions are keyed by it)")
+    func sidHash() {
+        for sid in ["", "s1", "AbCdEfGhIjKlMnOpQrStUvWx", String(repeating: "z", count: 128), "é"] {
+            #expect(Sessions.hash(sid: sid) == Digest.sha256(Array(("gatehouse-sid|" + sid).utf8)))
+        }
+        #expect(Hex.encode(Sessions.hash(sid: "")) == Hex.encode(Digest.sha256("gatehouse-sid|")))
+    }
+
     @Test("the scan's issuer is the session-cookie issuer")
     func issuer() {
         #expect(Sessions.sessionIssuerPrefix + Self.p == TokenService.Kind.sessionCookie.issuer(project: Self.p))
