@@ -44,6 +44,7 @@ public enum Base64URL {
 
     /// Decodes the UTF-8 bytes of base64url or standard base64 text, padded or not.
     public static func decode<C: BidirectionalCollection>(bytes text: C) -> [UInt8]? where C.Element == UInt8 {
+        if let fast = text.withContiguousStorageIfAvailable({ decode(contiguous: $0) }) { return fast }
         var end = text.endIndex
         while end > text.startIndex, text[text.index(before: end)] == UInt8(ascii: "=") { text.formIndex(before: &end) }
         let u = text[text.startIndex..<end]
@@ -67,5 +68,44 @@ public enum Base64URL {
             return true
         }
         return ok ? out : nil
+    }
+
+    /// `decode(bytes:)` over contiguous bytes: four characters at a time into the final array.
+    static func decode(contiguous text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var count = text.count
+        while count > 0, text[count - 1] == UInt8(ascii: "=") { count -= 1 }
+        guard count % 4 != 1 else { return nil }
+        let outCount = count / 4 * 3 + (count % 4 == 0 ? 0 : count % 4 - 1)
+        guard let src = text.baseAddress else { return [] }
+        return reverse.withUnsafeBufferPointer { table -> [UInt8]? in
+            var bad = false
+            let out = [UInt8](unsafeUninitializedCapacity: outCount) { buf, initialized in
+                let dst = buf.baseAddress!
+                var i = 0, o = 0
+                while i + 4 <= count {
+                    let a = table[Int(src[i])], b = table[Int(src[i + 1])], c = table[Int(src[i + 2])], d = table[Int(src[i + 3])]
+                    if (a | b | c | d) > 63 { bad = true; break }
+                    let n = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    dst[o] = UInt8(truncatingIfNeeded: n >> 16)
+                    dst[o + 1] = UInt8(truncatingIfNeeded: n >> 8)
+                    dst[o + 2] = UInt8(truncatingIfNeeded: n)
+                    i += 4; o += 3
+                }
+                if !bad, i < count {
+                    var n: UInt32 = 0
+                    for k in i..<count {
+                        let v = table[Int(src[k])]
+                        if v > 63 { bad = true; break }
+                        n = n << 6 | UInt32(v)
+                    }
+                    if !bad {
+                        if count - i == 2 { dst[o] = UInt8(truncatingIfNeeded: n >> 4); o += 1 }
+                        else { dst[o] = UInt8(truncatingIfNeeded: n >> 10); dst[o + 1] = UInt8(truncatingIfNeeded: n >> 2); o += 2 }
+                    }
+                }
+                initialized = bad ? 0 : o
+            }
+            return bad ? nil : out
+        }
     }
 }

@@ -3,16 +3,20 @@ import COpenSSL
 /// SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 2104 / RFC 4231) over OpenSSL's EVP interfaces.
 public enum Digest {
     public static func sha256(_ data: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var len: UInt32 = 0
-        let ok = data.withUnsafeBufferPointer { buf in
-            EVP_Digest(buf.baseAddress, buf.count, &out, &len, EVP_sha256(), nil)
-        }
-        precondition(ok == 1 && len == 32, "EVP_Digest(SHA-256) failed")
-        return out
+        data.withUnsafeBytes { sha256(bytes: $0) }
     }
 
-    public static func sha256(_ text: String) -> [UInt8] { sha256(Array(text.utf8)) }
+    public static func sha256(_ text: String) -> [UInt8] {
+        text.utf8.withContiguousStorageIfAvailable { sha256(bytes: UnsafeRawBufferPointer($0)) } ?? sha256(Array(text.utf8))
+    }
+
+    /// SHA-256 of raw bytes (the fetched digest: no per-call algorithm look-up).
+    public static func sha256(bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 32) { out, count in
+            precondition(AuthCrypto.sha256(bytes, into: out.baseAddress!), "EVP_Digest(SHA-256) failed")
+            count = 32
+        }
+    }
 
     public static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)

@@ -32,8 +32,13 @@ func bigNumParam(_ key: OpaquePointer, _ name: String) throws(CryptoError) -> [U
 /// An RSA private key used for RS256 (RFC 7518 §3.3: RSASSA-PKCS1-v1_5 with SHA-256).
 public final class RSAPrivateKey: @unchecked Sendable {
     let handle: PKeyHandle
+    /// Ready signing contexts for this key (see `PKeyContextPool`).
+    private let signers: PKeyContextPool
 
-    init(handle: PKeyHandle) { self.handle = handle }
+    init(handle: PKeyHandle) {
+        self.handle = handle
+        signers = PKeyContextPool(key: handle, operation: .sign)
+    }
 
     /// Generates a fresh key (default 2048 bits) from OpenSSL's CSPRNG.
     public static func generate(bits: Int = 2048) throws(CryptoError) -> RSAPrivateKey {
@@ -57,6 +62,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
             throw CryptoError(operation: "PEM_read_bio_PrivateKey", detail: "not an RSA key")
         }
         handle = PKeyHandle(key)
+        signers = PKeyContextPool(key: handle, operation: .sign)
     }
 
     /// Builds a key from its JWK components (RFC 7518 §6.3), big-endian unsigned integers.
@@ -65,6 +71,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
             ("n", n), ("e", e), ("d", d), ("rsa-factor1", p), ("rsa-factor2", q),
             ("rsa-exponent1", dp), ("rsa-exponent2", dq), ("rsa-coefficient1", qi),
         ])
+        signers = PKeyContextPool(key: handle, operation: .sign)
     }
 
     /// PKCS#8 PEM. Secret: store it, never log it.
@@ -79,16 +86,34 @@ public final class RSAPrivateKey: @unchecked Sendable {
 
     public var publicKey: RSAPublicKey { RSAPublicKey(handle: handle) }
 
-    /// RS256 signature over `data`.
+
+    /// RS256 signature over `data` (RSASSA-PKCS1-v1_5 over its SHA-256 digest; deterministic).
     public func signRS256(_ data: [UInt8]) throws(CryptoError) -> [UInt8] {
-        guard let md = EVP_MD_CTX_new() else { throw CryptoError.fromOpenSSL("EVP_MD_CTX_new") }
-        defer { EVP_MD_CTX_free(md) }
-        try check(EVP_DigestSignInit(md, nil, EVP_sha256(), nil, handle.pointer), "EVP_DigestSignInit")
-        var len = 0
-        try check(data.withUnsafeBufferPointer { EVP_DigestSign(md, nil, &len, $0.baseAddress, $0.count) }, "EVP_DigestSign(size)")
-        var sig = [UInt8](repeating: 0, count: len)
-        try check(data.withUnsafeBufferPointer { EVP_DigestSign(md, &sig, &len, $0.baseAddress, $0.count) }, "EVP_DigestSign")
-        return Array(sig.prefix(len))
+        let result: Result<[UInt8], CryptoError> = data.withUnsafeBytes { d in
+            do throws(CryptoError) { return .success(try signRS256(bytes: d)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// RS256 signature over the bytes of `data`.
+    public func signRS256(bytes data: UnsafeRawBufferPointer) throws(CryptoError) -> [UInt8] {
+        var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        let hashed = withUnsafeMutableBytes(of: &digest) { sha256(data, into: $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        guard hashed else { throw CryptoError.fromOpenSSL("EVP_Digest") }
+        let pool = signers
+        var sig = [UInt8](repeating: 0, count: Int(EVP_PKEY_get_size(handle.pointer)))
+        let len = withUnsafeBytes(of: &digest) { d in
+            pool.withContext { ctx -> Int in
+                var len = sig.count
+                let rc = sig.withUnsafeMutableBufferPointer {
+                    EVP_PKEY_sign(ctx, $0.baseAddress, &len, d.baseAddress!.assumingMemoryBound(to: UInt8.self), 32)
+                }
+                return rc == 1 ? len : -1
+            }
+        }
+        guard let len, len > 0 else { throw CryptoError.fromOpenSSL("EVP_PKEY_sign") }
+        if len < sig.count { sig.removeLast(sig.count - len) }
+        return sig
     }
 
     /// A self-signed X.509 certificate for this key (the shape Google's x509 key endpoint serves).
@@ -117,18 +142,21 @@ public final class RSAPrivateKey: @unchecked Sendable {
 public final class RSAPublicKey: @unchecked Sendable {
     let handle: PKeyHandle
 
-    init(handle: PKeyHandle) { self.handle = handle }
+    init(handle: PKeyHandle) {
+        self.handle = handle
+        verifiers = PKeyContextPool(key: handle, operation: .verify)
+    }
 
-    public init(n: [UInt8], e: [UInt8]) throws(CryptoError) {
-        handle = try fromData(selection: GH_EVP_PKEY_PUBLIC_KEY, [("n", n), ("e", e)])
+    public convenience init(n: [UInt8], e: [UInt8]) throws(CryptoError) {
+        self.init(handle: try fromData(selection: GH_EVP_PKEY_PUBLIC_KEY, [("n", n), ("e", e)]))
     }
 
     /// SubjectPublicKeyInfo PEM.
-    public init(pem: String) throws(CryptoError) {
+    public convenience init(pem: String) throws(CryptoError) {
         guard let key = try withPEM(pem, { PEM_read_bio_PUBKEY($0, nil, nil, nil) }) else {
             throw CryptoError.fromOpenSSL("PEM_read_bio_PUBKEY")
         }
-        handle = PKeyHandle(key)
+        self.init(handle: PKeyHandle(key))
     }
 
     public func pem() throws(CryptoError) -> String {
@@ -142,16 +170,28 @@ public final class RSAPublicKey: @unchecked Sendable {
 
     public var bits: Int { Int(EVP_PKEY_get_bits(handle.pointer)) }
 
+    /// Ready verifying contexts for this key (see `PKeyContextPool`).
+    private let verifiers: PKeyContextPool
+
     /// Checks an RS256 signature; false for any mismatch or malformed signature.
     public func verifyRS256(signature: [UInt8], data: [UInt8]) -> Bool {
-        guard let md = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(md) }
-        guard EVP_DigestVerifyInit(md, nil, EVP_sha256(), nil, handle.pointer) == 1 else { ERR_clear_error(); return false }
-        let rc = signature.withUnsafeBufferPointer { s in
-            data.withUnsafeBufferPointer { d in EVP_DigestVerify(md, s.baseAddress, s.count, d.baseAddress, d.count) }
+        signature.withUnsafeBytes { s in data.withUnsafeBytes { d in verifyRS256(signature: s, data: d) } }
+    }
+
+    /// Checks an RS256 signature over the bytes of `data` (no copies: a JWS signing input can
+    /// be checked in place).
+    public func verifyRS256(signature: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer) -> Bool {
+        var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        let hashed = withUnsafeMutableBytes(of: &digest) { sha256(data, into: $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        guard hashed, !signature.isEmpty else { return false }
+        let ok = withUnsafeBytes(of: &digest) { d in
+            verifiers.withContext { ctx in
+                EVP_PKEY_verify(ctx, signature.baseAddress!.assumingMemoryBound(to: UInt8.self), signature.count,
+                                d.baseAddress!.assumingMemoryBound(to: UInt8.self), 32) == 1
+            }
         }
-        if rc != 1 { ERR_clear_error() }
-        return rc == 1
+        if ok != true { ERR_clear_error() }
+        return ok == true
     }
 }
 

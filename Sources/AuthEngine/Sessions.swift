@@ -41,7 +41,18 @@ public struct Sessions {
         self.store = store; self.tokens = tokens; self.random = random
     }
 
-    public static func hash(sid: String) -> [UInt8] { Digest.sha256("gatehouse-sid|" + sid) }
+    public static func hash(sid: String) -> [UInt8] {
+        let prefix: StaticString = "gatehouse-sid|"
+        var sid = sid
+        return sid.withUTF8 { s in
+            withUnsafeTemporaryAllocation(byteCount: prefix.utf8CodeUnitCount + s.count, alignment: 1) { buf in
+                UnsafeMutableRawBufferPointer(rebasing: buf[..<prefix.utf8CodeUnitCount])
+                    .copyMemory(from: UnsafeRawBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+                UnsafeMutableRawBufferPointer(rebasing: buf[prefix.utf8CodeUnitCount...]).copyMemory(from: UnsafeRawBufferPointer(s))
+                return Digest.sha256(bytes: UnsafeRawBufferPointer(buf))
+            }
+        }
+    }
 
     /// Starts a browser session for `account` and returns its cookie value (hosted pages).
     /// `idleTimeout` 0 disables the idle check.
@@ -97,9 +108,8 @@ public struct Sessions {
     /// session and the user (from `cache` when fresh). Store failures throw: callers refuse.
     public func authorize(cookie: String?, project: String, cache: SessionCache?) throws -> SessionCheck {
         guard let cookie, !cookie.isEmpty else { return .signedOut(.missing) }
-        guard cookie.utf8.count <= 8192, let verified = try? tokens.verify(cookie, kind: .sessionCookie, project: project, store: store),
-              let sid = verified.claims["sid"]?.stringValue, !sid.isEmpty, sid.utf8.count <= 128 else { return .signedOut(.invalid) }
-        let key = Sessions.hash(sid: sid)
+        guard cookie.utf8.count <= 8192, let verified = sessionClaims(cookie, project: project) else { return .signedOut(.invalid) }
+        let key = Sessions.hash(sid: verified.sid)
         let now = tokens.clock.now()
         if let state = cache?.get(key, now: now) { return Sessions.evaluate(state, verified, project: project, now: now) }
 
@@ -120,7 +130,7 @@ public struct Sessions {
     }
 
     /// The decision for a verified cookie given the stored session and account.
-    static func evaluate(_ state: SessionCache.State, _ token: VerifiedToken, project: String, now: Millis) -> SessionCheck {
+    static func evaluate(_ state: SessionCache.State, _ token: SessionClaims, project: String, now: Millis) -> SessionCheck {
         guard let s = state.session, s.projectID == project, s.localID == token.uid else { return .signedOut(.unknownSession) }
         if s.revokedAt != nil { return .signedOut(.revoked) }
         if s.expiresAt <= now { return .signedOut(.expired) }
@@ -137,9 +147,8 @@ public struct Sessions {
     @discardableResult
     public func signOut(cookie: String?, project: String, cache: SessionCache?) throws -> Bool {
         guard let cookie, !cookie.isEmpty, cookie.utf8.count <= 8192,
-              let verified = try? tokens.verify(cookie, kind: .sessionCookie, project: project, store: store),
-              let sid = verified.claims["sid"]?.stringValue, !sid.isEmpty else { return false }
-        let key = Sessions.hash(sid: sid)
+              let verified = sessionClaims(cookie, project: project) else { return false }
+        let key = Sessions.hash(sid: verified.sid)
         let now = tokens.clock.now()
         let revoked = try store.revokeSession(sidHash: key, at: now)
         cache?.evict(key)

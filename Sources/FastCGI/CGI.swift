@@ -21,7 +21,7 @@ public enum CGIResponder {
                 response = FastCGIServer.badGateway("handling the request")
             }
         }
-        let bytes = FastCGIServer.encode(response, includeBody: params["REQUEST_METHOD"] != "HEAD")
+        let bytes = FastCGIServer.encode(response, includeBody: params[.requestMethod] != "HEAD")
         var off = 0
         while off < bytes.count {
             let n = bytes[off...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }

@@ -1,5 +1,6 @@
 import CFastCGI
 import HTTP
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,16 +42,23 @@ public final class FastCGIServer: @unchecked Sendable {
     public let options: Options
     let log: (String) -> Void
     private var listenFD: Int32 = -1
-    private var acceptLock = pthread_mutex_t()
-    private var stopping = false
-    private var stoppingLock = pthread_mutex_t()
+    /// Held while a worker waits for a new connection (as the baseline responder and libfcgi's
+    /// own threaded example do); a worker on a kept connection reads its next request without it.
+    private let acceptLock: UnsafeMutablePointer<pthread_mutex_t> = .allocate(capacity: 1)
+    /// Set once by `stop()`; read by every worker on every request (an atomic, not a mutex all
+    /// workers would take).
+    private let stopping = Atomic<Bool>(false)
     private var threads: [pthread_t] = []
 
     public init(options: Options, log: @escaping (String) -> Void) {
         self.options = options
         self.log = log
-        pthread_mutex_init(&acceptLock, nil)
-        pthread_mutex_init(&stoppingLock, nil)
+        pthread_mutex_init(acceptLock, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(acceptLock)
+        acceptLock.deallocate()
     }
 
     /// Opens the socket. Throws a message naming the failed step.
@@ -90,11 +98,7 @@ public final class FastCGIServer: @unchecked Sendable {
         return rc == 0
     }
 
-    var isStopping: Bool {
-        pthread_mutex_lock(&stoppingLock)
-        defer { pthread_mutex_unlock(&stoppingLock) }
-        return stopping
-    }
+    var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
     /// Starts the workers; returns at once.
     public func start(makeHandler: @escaping (Int) throws -> Handler) throws {
@@ -114,10 +118,7 @@ public final class FastCGIServer: @unchecked Sendable {
 
     /// Stops accepting; in-flight requests finish; `wait()` then returns.
     public func stop() {
-        pthread_mutex_lock(&stoppingLock)
-        let already = stopping
-        stopping = true
-        pthread_mutex_unlock(&stoppingLock)
+        let already = stopping.exchange(true, ordering: .acquiringAndReleasing)
         guard !already else { return }
         FCGX_ShutdownPending()
         // Wakes every thread blocked in accept(2); kept-alive connections end after their request.
@@ -135,24 +136,27 @@ public final class FastCGIServer: @unchecked Sendable {
     func workerLoop(_ handler: Handler) {
         var req = FCGX_Request()
         guard FCGX_InitRequest(&req, listenFD, 0) == 0 else { log("FCGX_InitRequest failed"); return }
+        // The response head is encoded into this buffer, reused from request to request.
+        var head = [UInt8]()
+        head.reserveCapacity(1024)
         while !isStopping {
             let fresh = req.ipcFd < 0
-            if fresh { pthread_mutex_lock(&acceptLock) }
+            if fresh { pthread_mutex_lock(acceptLock) }
             let rc = isStopping ? -1 : FCGX_Accept_r(&req)
-            if fresh { pthread_mutex_unlock(&acceptLock) }
+            if fresh { pthread_mutex_unlock(acceptLock) }
             if rc < 0 { break }
-            serve(&req, handler)
+            serve(&req, handler, head: &head)
             if isStopping { req.keepConnection = 0 }
             FCGX_Finish_r(&req)
         }
         FCGX_Free(&req, 1)
     }
 
-    func serve(_ req: inout FCGX_Request, _ handler: Handler) {
+    func serve(_ req: inout FCGX_Request, _ handler: Handler, head: inout [UInt8]) {
         let params = CGIParams(envp: req.envp)
         let outStream = req.out
         let response: Response
-        let method = params["REQUEST_METHOD"] ?? "GET"
+        let method = params[.requestMethod] ?? "GET"
         switch FastCGIServer.readBody(params: params, max: options.maxBodyBytes, read: { buf, n in FCGX_GetStr(buf, n, req.in) }) {
         case let .failure(step):
             response = step == .tooLarge ? FastCGIServer.tooLarge(options.maxBodyBytes) : FastCGIServer.badGateway("reading the request body")
@@ -165,9 +169,15 @@ public final class FastCGIServer: @unchecked Sendable {
                 response = FastCGIServer.badGateway("handling the request")
             }
         }
-        let bytes = FastCGIServer.encode(response, includeBody: method != "HEAD")
+        head.removeAll(keepingCapacity: true)
+        FastCGIServer.encodeHead(response, into: &head)
+        FastCGIServer.put(head, outStream)
+        if method != "HEAD", !response.body.isEmpty { FastCGIServer.put(response.body, outStream) }
+    }
+
+    static func put(_ bytes: [UInt8], _ stream: UnsafeMutablePointer<FCGX_Stream>?) {
         _ = bytes.withUnsafeBufferPointer { buf in
-            buf.withMemoryRebound(to: CChar.self) { FCGX_PutStr($0.baseAddress, Int32($0.count), outStream) }
+            buf.withMemoryRebound(to: CChar.self) { FCGX_PutStr($0.baseAddress, Int32($0.count), stream) }
         }
     }
 
@@ -176,7 +186,7 @@ public final class FastCGIServer: @unchecked Sendable {
     enum BodyFailure: Error { case tooLarge, readFailed }
 
     static func readBody(params: CGIParams, max: Int, read: (UnsafeMutablePointer<CChar>, Int32) -> Int32) -> Result<[UInt8], BodyFailure> {
-        let declared = params["CONTENT_LENGTH"].flatMap { Int($0) } ?? 0
+        let declared = params[.contentLength].flatMap { Int($0) } ?? 0
         if declared > max { return .failure(.tooLarge) }
         guard declared > 0 else { return .success([]) }
         var body = [UInt8](repeating: 0, count: declared)
@@ -209,46 +219,27 @@ public final class FastCGIServer: @unchecked Sendable {
 
     static func request(_ params: CGIParams, body: [UInt8]) -> Request {
         var headers = params.headers
-        if let ct = params["CONTENT_TYPE"], !ct.isEmpty { headers["content-type"] = ct }
-        if let cl = params["CONTENT_LENGTH"], !cl.isEmpty { headers["content-length"] = cl }
-        let uri = params["REQUEST_URI"] ?? "/"
-        var path = params["DOCUMENT_URI"] ?? ""
+        if let ct = params[.contentType], !ct.isEmpty { headers["content-type"] = ct }
+        if let cl = params[.contentLength], !cl.isEmpty { headers["content-length"] = cl }
+        let uri = params[.requestURI] ?? "/"
+        var path = params[.documentURI] ?? ""
         if path.isEmpty {
-            let script = (params["SCRIPT_NAME"] ?? "") + (params["PATH_INFO"] ?? "")
+            let script = (params[.scriptName] ?? "") + (params[.pathInfo] ?? "")
             path = script.isEmpty ? FormDecoding.percentDecode(uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/", plusAsSpace: false) : script
         }
-        let query = params["QUERY_STRING"] ?? (uri.firstIndex(of: "?").map { String(uri[uri.index(after: $0)...]) } ?? "")
-        let https = (params["HTTPS"] ?? "").lowercased() == "on" || params["REQUEST_SCHEME"] == "https"
-        let host = headers["host"] ?? params["SERVER_NAME"] ?? "localhost"
-        return Request(method: params["REQUEST_METHOD"] ?? "GET", path: path, rawQuery: query, headers: headers, body: body,
-                       remoteAddress: params["REMOTE_ADDR"] ?? "", isHTTPS: https, host: host,
-                       requestID: headers["x-request-id"] ?? params["REQUEST_ID"] ?? "-")
+        let query = params[.queryString] ?? (uri.firstIndex(of: "?").map { String(uri[uri.index(after: $0)...]) } ?? "")
+        let https = (params[.https] ?? "").lowercased() == "on" || params[.requestScheme] == "https"
+        let host = headers["host"] ?? params[.serverName] ?? "localhost"
+        return Request(method: params[.requestMethod] ?? "GET", path: path, rawQuery: query, lowercasedHeaders: headers, body: body,
+                       remoteAddress: params[.remoteAddr] ?? "", isHTTPS: https, host: host,
+                       requestID: headers["x-request-id"] ?? params[.requestID] ?? "-")
     }
 
     /// CGI response bytes: `Status:` line, headers, blank line, body.
     public static func encode(_ r: Response, includeBody: Bool) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(128 + r.headers.count * 48 + (includeBody ? r.body.count : 0))
-        out.append(contentsOf: "Status: ".utf8)
-        out.append(contentsOf: String(r.status).utf8)
-        out.append(0x20)
-        out.append(contentsOf: Response.reason(r.status).utf8)
-        out.append(contentsOf: "\r\n".utf8)
-        var hasLength = false
-        for (k, v) in r.headers {
-            out.append(contentsOf: k.utf8)
-            out.append(contentsOf: ": ".utf8)
-            // A header value can never carry a line break (response splitting): CR and LF are dropped.
-            if v.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A }) {
-                for c in v.utf8 where c != 0x0D && c != 0x0A { out.append(c) }
-            } else {
-                out.append(contentsOf: v.utf8)
-            }
-            out.append(contentsOf: "\r\n".utf8)
-            if !hasLength, k.utf8.count == 14, k.lowercasedName == "content-length" { hasLength = true }
-        }
-        if !hasLength, !r.body.isEmpty || r.status != 204 { out.append(contentsOf: "Content-Length: \(r.body.count)\r\n".utf8) }
-        out.append(contentsOf: "\r\n".utf8)
+        encodeHead(r, into: &out)
         if includeBody { out.append(contentsOf: r.body) }
         return out
     }
@@ -275,55 +266,4 @@ final class WorkerBox {
 public struct ServerError: Error, CustomStringConvertible {
     public let description: String
     public init(_ d: String) { description = d }
-}
-
-/// CGI meta-variables (RFC 3875 §4.1), with the `HTTP_*` ones kept apart as lower-case header
-/// names (`HTTP_X_REQUEST_ID` → `x-request-id`). Entries are split on the byte `=`.
-struct CGIParams {
-    var meta: [String: String] = [:]
-    var headers: [String: String] = [:]
-
-    subscript(name: String) -> String? { meta[name] }
-
-    init(envp: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) {
-        CGIParams.forEach(envp) { name, value in add(name: name, value: String(decoding: value, as: UTF8.self)) }
-    }
-
-    init(_ params: [String: String]) {
-        for (k, v) in params {
-            var name = k
-            name.withUTF8 { add(name: $0, value: v) }
-        }
-    }
-
-    private mutating func add(name: UnsafeBufferPointer<UInt8>, value: String) {
-        let http: [UInt8] = [0x48, 0x54, 0x54, 0x50, 0x5F] // "HTTP_"
-        if name.count >= 5, name.starts(with: http) {
-            let header = String(unsafeUninitializedCapacity: name.count - 5) { out in
-                for (i, c) in name.dropFirst(5).enumerated() {
-                    out[i] = c == UInt8(ascii: "_") ? UInt8(ascii: "-") : (c >= 0x41 && c <= 0x5A ? c | 0x20 : c)
-                }
-                return name.count - 5
-            }
-            headers[header.utf8.contains(where: { $0 >= 0x80 }) ? header.lowercased() : header] = value
-        } else {
-            meta[String(decoding: name, as: UTF8.self)] = value
-        }
-    }
-
-    /// Calls `body` with the name and value bytes of every `NAME=value` entry of `envp`.
-    static func forEach(_ envp: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
-                        _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
-        var p = envp
-        while let entry = p?.pointee {
-            let len = strlen(entry)
-            entry.withMemoryRebound(to: UInt8.self, capacity: len) { bytes in
-                if let eq = memchr(bytes, Int32(UInt8(ascii: "=")), len) {
-                    let n = bytes.distance(to: eq.assumingMemoryBound(to: UInt8.self))
-                    body(UnsafeBufferPointer(start: bytes, count: n), UnsafeBufferPointer(start: bytes + n + 1, count: len - n - 1))
-                }
-            }
-            p = p?.advanced(by: 1)
-        }
-    }
 }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// HTTP cookies: parsing the `Cookie` request header (RFC 6265 §5.4) and rendering `Set-Cookie`.
 public struct Cookie: Equatable, Sendable {
     public enum SameSite: String, Sendable { case strict = "Strict", lax = "Lax", none = "None" }
@@ -66,10 +70,10 @@ public struct Cookie: Equatable, Sendable {
         header.withUTF8 { u in
             var i = 0
             while i < u.count {
-                let end = u[i...].firstIndex(of: UInt8(ascii: ";")) ?? u.count
+                let end = Cookie.index(of: UInt8(ascii: ";"), in: u, from: i, to: u.count) ?? u.count
                 let part = u[i..<end]
                 i = end + 1
-                guard let eq = part.firstIndex(of: UInt8(ascii: "=")) else { continue }
+                guard let eq = Cookie.index(of: UInt8(ascii: "="), in: u, from: part.startIndex, to: end) else { continue }
                 let name = trimmed(part[..<eq])
                 var value = trimmed(part[(eq + 1)...])
                 if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
@@ -79,6 +83,13 @@ public struct Cookie: Equatable, Sendable {
                 if !body(name, value) { return }
             }
         }
+    }
+
+    /// The first position of `byte` in `u[from..<to]` (memchr).
+    @inline(__always)
+    static func index(of byte: UInt8, in u: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Int? {
+        guard from < to, let base = u.baseAddress, let hit = memchr(base + from, Int32(byte), to - from) else { return nil }
+        return base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
     }
 
     static func trimmed(_ s: Slice<UnsafeBufferPointer<UInt8>>) -> Slice<UnsafeBufferPointer<UInt8>> {

@@ -27,18 +27,25 @@ public struct Request: Sendable {
     public init(method: String, path: String, rawQuery: String = "", headers: [String: String] = [:],
                 body: [UInt8] = [], remoteAddress: String = "127.0.0.1", isHTTPS: Bool = false,
                 host: String? = nil, requestID: String = "-") {
+        var lower: [String: String] = [:]
+        for (k, v) in headers { lower[k.lowercasedName] = v }
+        self.init(method: method, path: path, rawQuery: rawQuery, lowercasedHeaders: lower, body: body, remoteAddress: remoteAddress,
+                  isHTTPS: isHTTPS, host: host, requestID: requestID)
+    }
+
+    /// The same from header names already in lower case (the FastCGI server's own parsing).
+    public init(method: String, path: String, rawQuery: String, lowercasedHeaders lower: [String: String],
+                body: [UInt8], remoteAddress: String, isHTTPS: Bool, host: String?, requestID: String) {
         self.method = method.utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A || $0 >= 0x80 }) ? method.uppercased() : method
         self.path = path
         self.rawQuery = rawQuery
-        var lower: [String: String] = [:]
-        for (k, v) in headers { lower[k.lowercasedName] = v }
         self.headers = lower
         self.body = body
         self.remoteAddress = remoteAddress
         self.isHTTPS = isHTTPS
         self.host = host ?? lower["host"] ?? "localhost"
         self.requestID = requestID
-        self.queryItems = FormDecoding.pairs(rawQuery)
+        self.queryItems = rawQuery.isEmpty ? [] : FormDecoding.pairs(rawQuery)
     }
 
     /// First value of a query parameter.
@@ -65,6 +72,10 @@ extension String {
     /// `lowercased()`, skipped when there is nothing to lower (ASCII without capitals, as header
     /// names from FastCGI and in code are).
     public var lowercasedName: String {
-        utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A || $0 >= 0x80 }) ? lowercased() : self
+        let hasUpper = utf8.withContiguousStorageIfAvailable { u -> Bool in
+            for c in u where c &- 0x41 < 26 || c >= 0x80 { return true }
+            return false
+        } ?? utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A || $0 >= 0x80 })
+        return hasUpper ? lowercased() : self
     }
 }

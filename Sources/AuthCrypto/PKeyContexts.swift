@@ -1,0 +1,83 @@
+import COpenSSL
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// SHA-256 fetched from the default provider once per process. OpenSSL 3 looks an algorithm up
+/// again on every call that is given the legacy `EVP_sha256()`; a fetched `EVP_MD` skips that.
+/// Immutable and reference-counted by OpenSSL, so every thread may use it.
+let fetchedSHA256: OpaquePointer = {
+    guard let md = EVP_MD_fetch(nil, "SHA256", nil) else { fatalError("OpenSSL has no SHA256") }
+    return md
+}()
+
+/// SHA-256 of `data` into `out` (32 bytes) with the fetched digest.
+func sha256(_ data: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) -> Bool {
+    var len: UInt32 = 0
+    return EVP_Digest(data.baseAddress ?? UnsafeRawPointer(bitPattern: 1), data.count, out, &len, fetchedSHA256, nil) == 1 && len == 32
+}
+
+/// Ready `EVP_PKEY_CTX`s for RS256 (RSASSA-PKCS1-v1_5 over a SHA-256 digest) on one key: each is
+/// initialised once for signing or verifying (padding and digest set) and then reused, so a
+/// signature costs the RSA operation and the hash, without OpenSSL 3's per-call provider fetch
+/// and context set-up. A context serves one thread at a time: `withContext` takes one from the
+/// pool (or makes one) and gives it back after `body`. At most `maxIdle` are kept.
+final class PKeyContextPool: @unchecked Sendable {
+    enum Operation { case sign, verify }
+
+    static let maxIdle = 64
+    private let key: PKeyHandle
+    private let operation: Operation
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var idle: [OpaquePointer] = []
+
+    init(key: PKeyHandle, operation: Operation) {
+        self.key = key
+        self.operation = operation
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        idle.reserveCapacity(8)
+    }
+
+    deinit {
+        idle.forEach { EVP_PKEY_CTX_free($0) }
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with a ready context; nil if none could be made (OpenSSL out of memory).
+    func withContext<R>(_ body: (OpaquePointer) -> R) -> R? {
+        pthread_mutex_lock(mutex)
+        let reused = idle.popLast()
+        pthread_mutex_unlock(mutex)
+        guard let ctx = reused ?? make() else { return nil }
+        let result = body(ctx)
+        pthread_mutex_lock(mutex)
+        let keep = idle.count < PKeyContextPool.maxIdle
+        if keep { idle.append(ctx) }
+        pthread_mutex_unlock(mutex)
+        if !keep { EVP_PKEY_CTX_free(ctx) }
+        return result
+    }
+
+    /// A new context for this pool's key and operation, PKCS#1 v1.5 padding, SHA-256.
+    private func make() -> OpaquePointer? {
+        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { ERR_clear_error(); return nil }
+        let ready = (operation == .sign ? EVP_PKEY_sign_init(ctx) : EVP_PKEY_verify_init(ctx)) == 1
+            && EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) == 1
+            && EVP_PKEY_CTX_set_signature_md(ctx, fetchedSHA256) == 1
+        guard ready else {
+            ERR_clear_error()
+            EVP_PKEY_CTX_free(ctx)
+            return nil
+        }
+        return ctx
+    }
+
+    /// Idle contexts (for tests).
+    var idleCount: Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return idle.count
+    }
+}
