@@ -64,18 +64,16 @@ public struct PhoneSignIn {
         try verifyApp(number, token: request.appToken, apiKey: request.apiKey)
         let appID = PhoneSignIn.normalisedAppID(request.appID)
         let keys = try PhoneKeys.load(store: store, random: random, at: clock.now())
-        // Reentrancy: a pending code for the same number and app is reused, nothing is sent.
-        if let pending = try store.pendingPhoneVerification(project: project.id, phoneNumber: number.e164, appID: appID,
-                                                            now: clock.now(), maxAttempts: policy.maxAttemptsPerSession) {
-            return result(pending, keys: keys, queued: false)
-        }
-        try countSend(number, remoteAddress: request.remoteAddress)
+        // One write transaction: the reentrancy check, the send limits and the new code.
         return try store.transaction {
-            // Re-checked inside the write transaction: a concurrent send may have won the race.
+            // Reentrancy: a pending code for the same number and app is reused, nothing is sent
+            // or counted.
             if let pending = try store.pendingPhoneVerification(project: project.id, phoneNumber: number.e164, appID: appID,
                                                                 now: clock.now(), maxAttempts: policy.maxAttemptsPerSession) {
                 return result(pending, keys: keys, queued: false)
             }
+            // A refusal throws before anything is written (the rollback undoes nothing).
+            try countSend(number, remoteAddress: request.remoteAddress)
             return try issue(number, appID: appID, keys: keys, compose: request.composeSMS)
         }
     }

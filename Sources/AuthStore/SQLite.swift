@@ -48,28 +48,6 @@ public struct Row {
     }
 }
 
-/// One mutex per database file, shared by every connection of this process: writers queue on it
-/// instead of colliding inside SQLite, whose busy handler sleeps (1, 2, 5 … 100 ms) between
-/// retries. Other processes sharing the file are still arbitrated by SQLite's own locks.
-final class WriteLocks: @unchecked Sendable {
-    static let shared = WriteLocks()
-    private var mutex = pthread_mutex_t()
-    private var locks: [String: UnsafeMutablePointer<pthread_mutex_t>] = [:]
-
-    init() { pthread_mutex_init(&mutex, nil) }
-
-    func lock(for path: String) -> UnsafeMutablePointer<pthread_mutex_t>? {
-        guard path != ":memory:", !path.isEmpty else { return nil }
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        if let l = locks[path] { return l }
-        let l = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(l, nil)
-        locks[path] = l
-        return l
-    }
-}
-
 /// One SQLite connection (one per worker thread). Statements are prepared once and cached.
 /// Only parameterised SQL: values are always bound, never spliced into the text.
 public final class SQLiteConnection {
@@ -77,7 +55,9 @@ public final class SQLiteConnection {
     public let path: String
     private var cache: [String: OpaquePointer] = [:]
     private var transactionDepth = 0
-    private let writeLock: UnsafeMutablePointer<pthread_mutex_t>?
+    let gate: WriteGate?
+    /// Frames in the WAL after this connection's last commit (from the WAL hook).
+    var walFrames: Int32?
 
     public init(path: String, busyTimeoutMillis: Int32 = 5000) throws {
         var handle: OpaquePointer?
@@ -90,12 +70,18 @@ public final class SQLiteConnection {
         }
         db = handle
         self.path = path
-        writeLock = WriteLocks.shared.lock(for: path)
+        gate = WriteGate.for(path: path)
         sqlite3_busy_timeout(db, busyTimeoutMillis)
         sqlite3_extended_result_codes(db, 1)
         try execute("PRAGMA journal_mode=WAL")
         try execute("PRAGMA synchronous=NORMAL")
         try execute("PRAGMA foreign_keys=ON")
+        // Replaces SQLite's auto-checkpoint (see `WriteGate`).
+        sqlite3_wal_hook(db, { context, _, _, frames in
+            guard let context else { return SQLITE_OK }
+            Unmanaged<SQLiteConnection>.fromOpaque(context).takeUnretainedValue().walFrames = frames
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit {
@@ -173,17 +159,20 @@ public final class SQLiteConnection {
     /// process's write lock for its duration.
     @discardableResult
     public func run(_ sql: String, _ values: [SQLBindable] = []) throws -> Int {
-        if transactionDepth == 0, let writeLock {
-            pthread_mutex_lock(writeLock)
-            defer { pthread_mutex_unlock(writeLock) }
-            try query(sql, values) { _ in }
-            return Int(sqlite3_changes(db))
+        if transactionDepth == 0 {
+            return try writing {
+                try query(sql, values) { _ in }
+                return Int(sqlite3_changes(db))
+            }
         }
         try query(sql, values) { _ in }
         return Int(sqlite3_changes(db))
     }
 
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
+
+    /// Whether a transaction is open on this connection.
+    public var inTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
 
     /// `BEGIN IMMEDIATE` … `COMMIT`, rolled back on any error; nested calls join the outer one.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
@@ -192,19 +181,34 @@ public final class SQLiteConnection {
             defer { transactionDepth -= 1 }
             return try body()
         }
-        if let writeLock { pthread_mutex_lock(writeLock) }
-        defer { if let writeLock { pthread_mutex_unlock(writeLock) } }
-        try execute("BEGIN IMMEDIATE")
-        transactionDepth = 1
-        do {
-            let result = try body()
-            transactionDepth = 0
-            try execute("COMMIT")
-            return result
-        } catch {
-            transactionDepth = 0
-            try? execute("ROLLBACK")
-            throw error
+        return try writing {
+            try query("BEGIN IMMEDIATE") { _ in }
+            transactionDepth = 1
+            do {
+                let result = try body()
+                transactionDepth = 0
+                try query("COMMIT") { _ in }
+                return result
+            } catch {
+                transactionDepth = 0
+                try? query("ROLLBACK") { _ in }
+                throw error
+            }
         }
+    }
+
+    /// Runs `body` holding the file's write lock; a checkpoint that the commit made due runs
+    /// after the lock is released.
+    private func writing<T>(_ body: () throws -> T) throws -> T {
+        guard let gate else { return try body() }
+        pthread_mutex_lock(gate.mutex)
+        walFrames = nil
+        var due = false
+        defer { if due { gate.checkpoint(db) } }
+        defer {
+            if let frames = walFrames { due = gate.checkpointDue(frames: frames) }
+            pthread_mutex_unlock(gate.mutex)
+        }
+        return try body()
     }
 }
