@@ -8,6 +8,9 @@ import Glibc
 /// - A mutex: writers queue on it instead of colliding inside SQLite, whose busy handler sleeps
 ///   (1, 2, 5 … 100 ms) between retries. Other processes sharing the file are still arbitrated by
 ///   SQLite's own locks.
+/// - The writer handle every write of the process runs on, under the mutex (its page cache stays
+///   valid from one transaction to the next). Opened on first write, closed with the last
+///   connection of the file.
 /// - The checkpoint schedule. SQLite's auto-checkpoint runs inside COMMIT, so under the mutex,
 ///   and once the WAL holds 1,000 frames it runs after *every* commit while readers keep the WAL
 ///   from restarting: two `fdatasync`s per write transaction with every other writer waiting.
@@ -19,12 +22,41 @@ final class WriteGate: @unchecked Sendable {
     static let checkpointFrames: Int32 = 1000
 
     let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    let path: String
+    let busyTimeoutMillis: Int32
     /// WAL frames when this process last started a checkpoint (read and written under `mutex`).
     private var mark: Int32 = 0
+    /// Under `mutex`.
+    private var handle: SQLiteHandle?
+    private var connections = 0
 
-    private init() {
+    private init(path: String, busyTimeoutMillis: Int32) {
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
+        self.path = path
+        self.busyTimeoutMillis = busyTimeoutMillis
+    }
+
+    /// The writer handle; call with `mutex` held.
+    func writer() throws -> SQLiteHandle {
+        if let handle { return handle }
+        let h = try SQLiteHandle(path: path, busyTimeoutMillis: busyTimeoutMillis, writer: true)
+        handle = h
+        return h
+    }
+
+    func attach() {
+        pthread_mutex_lock(mutex)
+        connections += 1
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// The last connection of the file closes the writer (the file may be deleted and made anew).
+    func detach() {
+        pthread_mutex_lock(mutex)
+        connections -= 1
+        if connections == 0 { handle = nil; mark = 0 }
+        pthread_mutex_unlock(mutex)
     }
 
     private static var registryLock = pthread_mutex_t()
@@ -32,12 +64,12 @@ final class WriteGate: @unchecked Sendable {
     nonisolated(unsafe) private static var gates: [String: WriteGate] = [:]
 
     /// The gate of `path`; nil for in-memory databases (private to their connection).
-    static func `for`(path: String) -> WriteGate? {
+    static func `for`(path: String, busyTimeoutMillis: Int32) -> WriteGate? {
         guard path != ":memory:", !path.isEmpty, registryReady else { return nil }
         pthread_mutex_lock(&registryLock)
         defer { pthread_mutex_unlock(&registryLock) }
         if let g = gates[path] { return g }
-        let g = WriteGate()
+        let g = WriteGate(path: path, busyTimeoutMillis: busyTimeoutMillis)
         gates[path] = g
         return g
     }
