@@ -173,7 +173,13 @@ extension PhoneSignIn {
         account.upsertProvider(ProviderInfo(providerID: "phone", rawID: e164, phoneNumber: e164))
         account.lastLoginAt = now
         if request.issueTokens { account.lastRefreshAt = now }
-        if isNew { try store.insertAccount(account) } else { try store.updateAccount(account) }
+        if isNew {
+            try store.insertAccount(account)
+        } else if linking {
+            try store.updateAccount(account)
+        } else {
+            try store.recordPhoneSignIn(account)
+        }
         let event = isNew ? "phone.sign_up" : linking ? "phone.link" : request.operation == .reauth ? "phone.reauth" : "phone.sign_in"
         try store.audit(AuditEvent(projectID: project.id, event: event, localID: account.localID, remoteAddress: request.remoteAddress), at: now)
         let pending = request.issueTokens

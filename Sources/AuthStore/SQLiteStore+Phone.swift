@@ -44,6 +44,11 @@ extension SQLiteStore: PhoneStore {
         }
     }
 
+    public func recordPhoneSignIn(_ a: Account) throws {
+        try db.run("UPDATE accounts SET last_login_at = ?, last_refresh_at = ?, providers = ? WHERE project_id = ? AND local_id = ?",
+                   [a.lastLoginAt, a.lastRefreshAt, SQLiteStore.encodeProviders(a.providers), a.projectID, a.localID])
+    }
+
     public func consumePhoneVerification(sessionHash: [UInt8], now: Millis, maxAttempts: Int) throws -> Bool {
         try db.run("""
             UPDATE phone_verifications SET consumed_at = ?
