@@ -14,10 +14,9 @@ import Glibc
 /// - The checkpoint schedule. SQLite's auto-checkpoint runs inside COMMIT, so under the mutex,
 ///   and once the WAL holds 1,000 frames it runs after *every* commit while readers keep the WAL
 ///   from restarting: two `fdatasync`s per write transaction with every other writer waiting.
-///   Instead each connection's WAL hook reports the WAL's size, a passive checkpoint is due once
+///   Instead the writer's WAL hook reports the WAL's size, a checkpoint is due once
 ///   `checkpointFrames` frames were added since the last one this process started, and the
-///   committing thread runs it after releasing the mutex (a passive checkpoint never blocks
-///   writers; a second one at the same time returns at once).
+///   committing thread runs it after releasing the mutex (see `checkpoint(own:)`).
 final class WriteGate: @unchecked Sendable {
     static let checkpointFrames: Int32 = 1000
 
@@ -82,8 +81,18 @@ final class WriteGate: @unchecked Sendable {
         return true
     }
 
-    /// A passive checkpoint on `db`, called without `mutex`.
-    func checkpoint(_ db: OpaquePointer) {
-        _ = sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+    /// Called without `mutex` when `checkpointDue` said so. First a passive checkpoint on the
+    /// caller's own handle copies the bulk of the WAL while other writers go on; then, holding
+    /// `mutex`, a second one on the writer copies only the frames committed meanwhile. The WAL is
+    /// then fully copied when the next write begins, which lets that write start the WAL over
+    /// (SQLite restarts it only then); without this step, under steady writes the WAL never
+    /// caught up and grew without bound. Each step syncs the files it wrote.
+    func checkpoint(own: SQLiteHandle) {
+        _ = sqlite3_wal_checkpoint_v2(own.db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        if let writer = try? writer() {
+            _ = sqlite3_wal_checkpoint_v2(writer.db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        }
     }
 }

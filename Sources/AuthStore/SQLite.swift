@@ -182,8 +182,7 @@ public final class SQLiteConnection {
         writer.walFrames = nil
         active = writer
         var due = false
-        // The checkpoint runs on this connection's own handle: the writer belongs to the lock.
-        defer { if due { gate.checkpoint(own.db) } }
+        defer { if due { gate.checkpoint(own: own) } }
         defer {
             active = own
             if let frames = writer.walFrames { due = gate.checkpointDue(frames: frames) }
