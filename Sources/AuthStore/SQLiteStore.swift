@@ -8,6 +8,8 @@ public final class SQLiteStore: Transactional, HealthProbe {
     public let db: SQLiteConnection
     /// Secrets already read: they are inserted once (first writer wins) and never change.
     var secretCache: [String: [UInt8]] = [:]
+    /// The `before` of this connection's last phone-record purge.
+    var lastPhonePurge: Millis?
 
     /// Opens (creating if needed) and migrates the database at `path`.
     public init(path: String, migrate: Bool = true) throws {
