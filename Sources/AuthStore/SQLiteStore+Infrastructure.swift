@@ -6,12 +6,11 @@ import JSONValue
 extension SQLiteStore: LimitStore {
     public func incrementCounter(bucket: String, windowStart: Millis, amount: Int, expiresAt: Millis) throws -> Int {
         try db.transaction {
-            // One statement: the upsert answers the new count (RETURNING, SQLite 3.35+).
-            Int(try db.first("""
+            try db.run("""
                 INSERT INTO limit_counters (bucket, window_start, count, expires_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (bucket, window_start) DO UPDATE SET count = count + excluded.count
-                RETURNING count
-                """, [bucket, windowStart, amount, expiresAt]) { $0.int(0) } ?? 0)
+                """, [bucket, windowStart, amount, expiresAt])
+            return Int(try db.first("SELECT count FROM limit_counters WHERE bucket = ? AND window_start = ?", [bucket, windowStart]) { $0.int(0) } ?? 0)
         }
     }
 
