@@ -17,7 +17,9 @@ extension PhoneSignIn {
     /// libphonenumber would reject them (fictional ranges such as +1 555 0100).
     static func parse(_ raw: String?, defaultRegion: String? = nil, project: ProjectSettings) throws -> ParsedNumber {
         guard let raw, !raw.isEmpty, raw.utf8.count <= 64 else { throw AuthError(.invalidPhoneNumber, "Invalid format.") }
-        let compact = String(raw.filter { !" -.()\u{00A0}".contains($0) })
+        // Most requests send E.164 as is: only "+" and ASCII digits, nothing to strip.
+        let plain = raw.utf8.allSatisfy { $0 == UInt8(ascii: "+") || ($0 >= 0x30 && $0 <= 0x39) }
+        let compact = plain ? raw : String(raw.filter { !" -.()\u{00A0}".contains($0) })
         if let code = project.testPhoneNumbers[compact] { return ParsedNumber(e164: compact, region: "ZZ", testCode: code) }
         // A test number typed in national form on the hosted page ("555 555 0100" with US selected).
         if !compact.hasPrefix("+"), compact.allSatisfy(\.isNumber), let region = defaultRegion,
