@@ -26,10 +26,16 @@ public struct Limits {
 
     /// Counts one event; throws `error` if that takes the counter past `rule.max`.
     public func hit(_ rule: Rule, key: String, amount: Int = 1, error: AuthError = AuthError(.tooManyAttempts)) throws {
+        if try !record(rule, key: key, amount: amount) { throw error }
+    }
+
+    /// Counts one event; false if that takes the counter past `rule.max`. For a flow that counts
+    /// inside its own transaction and must commit the count even when it refuses the request.
+    public func record(_ rule: Rule, key: String, amount: Int = 1) throws -> Bool {
         let start = window(rule)
         let n = try store.incrementCounter(bucket: rule.name + ":" + key, windowStart: start, amount: amount,
                                            expiresAt: start + rule.windowSeconds * 1000)
-        if n > rule.max { throw error }
+        return n <= rule.max
     }
 
     /// Whether another event would still fit (does not count).

@@ -17,7 +17,9 @@ extension PhoneSignIn {
     /// libphonenumber would reject them (fictional ranges such as +1 555 0100).
     static func parse(_ raw: String?, defaultRegion: String? = nil, project: ProjectSettings) throws -> ParsedNumber {
         guard let raw, !raw.isEmpty, raw.utf8.count <= 64 else { throw AuthError(.invalidPhoneNumber, "Invalid format.") }
-        let compact = String(raw.filter { !" -.()\u{00A0}".contains($0) })
+        // Most requests send E.164 as is: only "+" and ASCII digits, nothing to strip.
+        let plain = raw.utf8.allSatisfy { $0 == UInt8(ascii: "+") || ($0 >= 0x30 && $0 <= 0x39) }
+        let compact = plain ? raw : String(raw.filter { !" -.()\u{00A0}".contains($0) })
         if let code = project.testPhoneNumbers[compact] { return ParsedNumber(e164: compact, region: "ZZ", testCode: code) }
         // A test number typed in national form on the hosted page ("555 555 0100" with US selected).
         if !compact.hasPrefix("+"), compact.allSatisfy(\.isNumber), let region = defaultRegion,
@@ -99,8 +101,12 @@ struct PhoneKeys {
 
     static func load(store: SecretStore, random: RandomSource, at now: Millis) throws -> PhoneKeys {
         let secret = try store.secret(named: "phone") ?? store.insertSecretIfAbsent(named: "phone", value: random.bytes(32), at: now)
-        return PhoneKeys(sessionKey: Digest.hmacSHA256(key: secret, "phone-session"), codeKey: Digest.hmacSHA256(key: secret, "phone-code"))
+        return derived.keys(for: secret)
     }
+
+    /// Keys derived from the last few secrets seen (one per database in practice), so that each
+    /// request does not pay for the two derivations again.
+    private static let derived = PhoneKeyCache()
 
     /// 96 bytes → 128 base64url characters after the prefix: long, opaque, unguessable.
     func sessionInfo(nonce: [UInt8]) -> String {
@@ -112,5 +118,22 @@ struct PhoneKeys {
     /// The keyed hash of a code, bound to its verification so equal codes hash differently.
     func codeHash(_ code: String, nonce: [UInt8]) -> [UInt8] {
         Digest.hmacSHA256(key: codeKey, data: nonce + Array(("|" + code).utf8))
+    }
+}
+
+/// The `PhoneKeys` of recently seen phone secrets, shared by every thread (behind a lock).
+final class PhoneKeyCache: @unchecked Sendable {
+    private let lock = NSLockLike()
+    private var entries: [(secret: [UInt8], keys: PhoneKeys)] = []
+
+    func keys(for secret: [UInt8]) -> PhoneKeys {
+        if let hit = lock.withLock({ entries.first(where: { $0.secret == secret })?.keys }) { return hit }
+        let keys = PhoneKeys(sessionKey: Digest.hmacSHA256(key: secret, "phone-session"),
+                             codeKey: Digest.hmacSHA256(key: secret, "phone-code"))
+        lock.withLock {
+            if entries.count >= 8 { entries.removeFirst() }
+            entries.append((secret, keys))
+        }
+        return keys
     }
 }

@@ -59,47 +59,59 @@ extension PhoneSignIn {
     public static let proofLifetimeSeconds: Int64 = 3600
 
     public func signIn(_ request: SignInRequest) throws -> SignInResult {
-        try Limits(store: store, clock: clock).hit(Limits.Rule("phone-verify-ip-5min", max: policy.verifyAttemptsPerIPPer5Min, per: 300),
-                                                   key: project.id + "|" + request.remoteAddress)
-        if let proof = request.temporaryProof, !proof.isEmpty {
-            return try signIn(proof: proof, request)
-        }
-        guard let sessionInfo = request.sessionInfo, !sessionInfo.isEmpty else { throw AuthError(.missingSessionInfo) }
-        guard let code = request.code, !code.isEmpty else { throw AuthError(.missingCode) }
-        let keys = try PhoneKeys.load(store: store, random: random, at: clock.now())
         let limits = Limits(store: store, clock: clock)
+        let perAddress = Limits.Rule("phone-verify-ip-5min", max: policy.verifyAttemptsPerIPPer5Min, per: 300)
+        let addressKey = project.id + "|" + request.remoteAddress
+        guard (request.temporaryProof ?? "").isEmpty, let sessionInfo = request.sessionInfo, !sessionInfo.isEmpty,
+              let code = request.code, !code.isEmpty else {
+            // The proof path and incomplete requests count the attempt in a transaction of its own.
+            try limits.hit(perAddress, key: addressKey)
+            if let proof = request.temporaryProof, !proof.isEmpty { return try finish(signIn(proof: proof, request)) }
+            if (request.sessionInfo ?? "").isEmpty { throw AuthError(.missingSessionInfo) }
+            throw AuthError(.missingCode)
+        }
+        let keys = try PhoneKeys.load(store: store, random: random, at: clock.now())
         let failures = PhoneSignIn.failureRule(policy)
 
-        enum Outcome { case done(SignInResult), wrongCode(budgetExceeded: Bool) }
-        let outcome: Outcome = try store.transaction {
-            let record = try lookUp(sessionInfo)
-            let now = clock.now()
-            if record.consumedAt != nil || record.supersededAt != nil || now >= record.expiresAt
-                || record.attempts >= policy.maxAttemptsPerSession { throw AuthError(.sessionExpired) }
-            if try !limits.allows(failures, key: numberKey(record.phoneNumber)) { throw AuthError(.tooManyAttempts) }
-            let valid = code.utf8.count == 6 && code.allSatisfy(\.isASCII) && code.allSatisfy(\.isNumber)
-            let given = keys.codeHash(valid ? code : "", nonce: record.nonce)
-            guard valid, Digest.constantTimeEqual(given, record.codeHash) else {
-                _ = try store.recordWrongPhoneCode(sessionHash: record.sessionHash, maxAttempts: policy.maxAttemptsPerSession)
-                var exceeded = false
-                do { try limits.hit(failures, key: numberKey(record.phoneNumber)) } catch let e as AuthError where e.code == .tooManyAttempts {
-                    exceeded = true
+        enum Outcome { case done(Completion), refused(AuthError), wrongCode(budgetExceeded: Bool) }
+        let outcome: Outcome
+        do {
+            outcome = try store.transaction {
+                // The address's attempt is counted first, and committed with whatever follows:
+                // a refusal returns (commits) instead of throwing (rolling back).
+                guard try limits.record(perAddress, key: addressKey) else { return .refused(AuthError(.tooManyAttempts)) }
+                let record: PhoneVerificationRecord
+                do { record = try lookUp(sessionInfo) } catch let e as AuthError { return .refused(e) }
+                let now = clock.now()
+                if record.consumedAt != nil || record.supersededAt != nil || now >= record.expiresAt
+                    || record.attempts >= policy.maxAttemptsPerSession { return .refused(AuthError(.sessionExpired)) }
+                if try !limits.allows(failures, key: numberKey(record.phoneNumber)) { return .refused(AuthError(.tooManyAttempts)) }
+                let valid = code.utf8.count == 6 && code.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+                let given = keys.codeHash(valid ? code : "", nonce: record.nonce)
+                guard valid, Digest.constantTimeEqual(given, record.codeHash) else {
+                    _ = try store.recordWrongPhoneCode(sessionHash: record.sessionHash, maxAttempts: policy.maxAttemptsPerSession)
+                    let within = try limits.record(failures, key: numberKey(record.phoneNumber))
+                    return .wrongCode(budgetExceeded: !within)
                 }
-                return .wrongCode(budgetExceeded: exceeded)
+                guard try store.consumePhoneVerification(sessionHash: record.sessionHash, now: now, maxAttempts: policy.maxAttemptsPerSession) else {
+                    return .refused(AuthError(.sessionExpired))
+                }
+                return .done(try complete(record.phoneNumber, request, viaProof: false))
             }
-            guard try store.consumePhoneVerification(sessionHash: record.sessionHash, now: now, maxAttempts: policy.maxAttemptsPerSession) else {
-                throw AuthError(.sessionExpired)
-            }
-            return .done(try complete(record.phoneNumber, request, viaProof: false))
+        } catch {
+            // Rolled back (the account change was refused or the store failed): the attempt still counts.
+            _ = try? limits.record(perAddress, key: addressKey)
+            throw error
         }
         switch outcome {
-        case let .done(result): return result
+        case let .done(completion): return try finish(completion)
+        case let .refused(error): throw error
         case let .wrongCode(exceeded): throw exceeded ? AuthError(.tooManyAttempts) : AuthError(.invalidCode)
         }
     }
 
     /// The `temporaryProof` + `phoneNumber` path: no code, the proof stands for the verification.
-    func signIn(proof: String, _ request: SignInRequest) throws -> SignInResult {
+    func signIn(proof: String, _ request: SignInRequest) throws -> Completion {
         guard let raw = request.phoneNumber, !raw.isEmpty else { throw AuthError(.missingPhoneNumber) }
         let number = try PhoneSignIn.parse(raw, project: project)
         return try store.transaction {
@@ -114,8 +126,25 @@ extension PhoneSignIn {
         }
     }
 
+    /// What `complete` decided inside the transaction; the ID token is signed after the commit.
+    enum Completion {
+        case signedIn(account: Account, tokens: SignInTokens.Pending?, isNewUser: Bool)
+        case numberInUse(temporaryProof: String, expiresIn: Int64, phoneNumber: String)
+    }
+
+    /// The answer to a committed sign-in: signs its ID token (outside the store's write lock).
+    func finish(_ completion: Completion) throws -> SignInResult {
+        switch completion {
+        case let .signedIn(account, pending, isNew):
+            let issued = try pending.map { try SignInTokens(tokens: tokens, store: store, random: random).finish($0) }
+            return .signedIn(account: account, tokens: issued, isNewUser: isNew)
+        case let .numberInUse(proof, expiresIn, number):
+            return .numberInUse(temporaryProof: proof, expiresIn: expiresIn, phoneNumber: number)
+        }
+    }
+
     /// Applies the operation to the verified number (inside the caller's transaction).
-    func complete(_ e164: String, _ request: SignInRequest, viaProof: Bool) throws -> SignInResult {
+    func complete(_ e164: String, _ request: SignInRequest, viaProof: Bool) throws -> Completion {
         let now = clock.now()
         let owner = try store.account(project: project.id, phoneNumber: e164)
         let linking = request.operation == .link || request.operation == .update
@@ -144,17 +173,23 @@ extension PhoneSignIn {
         account.upsertProvider(ProviderInfo(providerID: "phone", rawID: e164, phoneNumber: e164))
         account.lastLoginAt = now
         if request.issueTokens { account.lastRefreshAt = now }
-        if isNew { try store.insertAccount(account) } else { try store.updateAccount(account) }
+        if isNew {
+            try store.insertAccount(account)
+        } else if linking {
+            try store.updateAccount(account)
+        } else {
+            try store.recordPhoneSignIn(account)
+        }
         let event = isNew ? "phone.sign_up" : linking ? "phone.link" : request.operation == .reauth ? "phone.reauth" : "phone.sign_in"
         try store.audit(AuditEvent(projectID: project.id, event: event, localID: account.localID, remoteAddress: request.remoteAddress), at: now)
-        let issued = request.issueTokens
-            ? try SignInTokens(tokens: tokens, store: store, random: random).issue(for: account, provider: "phone", authTime: now / 1000)
+        let pending = request.issueTokens
+            ? try SignInTokens(tokens: tokens, store: store, random: random).record(for: account, provider: "phone", authTime: now / 1000)
             : nil
-        return .signedIn(account: account, tokens: issued, isNewUser: isNew)
+        return .signedIn(account: account, tokens: pending, isNewUser: isNew)
     }
 
     /// A `temporaryProof` for a verified number owned by another account, valid one hour.
-    func mintProof(_ e164: String, at now: Millis) throws -> SignInResult {
+    func mintProof(_ e164: String, at now: Millis) throws -> Completion {
         let proof = PhoneSignIn.proofPrefix + random.token(bytes: 48)
         try store.insertPhoneProof(PhoneProofRecord(proofHash: PhoneSignIn.hash(proof: proof), projectID: project.id, phoneNumber: e164,
                                                     createdAt: now, expiresAt: now + PhoneSignIn.proofLifetimeSeconds * 1000))

@@ -64,19 +64,19 @@ public struct PhoneSignIn {
         try verifyApp(number, token: request.appToken, apiKey: request.apiKey)
         let appID = PhoneSignIn.normalisedAppID(request.appID)
         let keys = try PhoneKeys.load(store: store, random: random, at: clock.now())
-        // Reentrancy: a pending code for the same number and app is reused, nothing is sent.
-        if let pending = try store.pendingPhoneVerification(project: project.id, phoneNumber: number.e164, appID: appID,
-                                                            now: clock.now(), maxAttempts: policy.maxAttemptsPerSession) {
-            return result(pending, keys: keys, queued: false)
-        }
-        try countSend(number, remoteAddress: request.remoteAddress)
+        // The new code and its keyed hashes need no database: made before taking the write lock.
+        let draft = Draft(number, keys: keys, random: random)
+        // One write transaction: the reentrancy check, the send limits and the new code.
         return try store.transaction {
-            // Re-checked inside the write transaction: a concurrent send may have won the race.
+            // Reentrancy: a pending code for the same number and app is reused, nothing is sent
+            // or counted.
             if let pending = try store.pendingPhoneVerification(project: project.id, phoneNumber: number.e164, appID: appID,
                                                                 now: clock.now(), maxAttempts: policy.maxAttemptsPerSession) {
                 return result(pending, keys: keys, queued: false)
             }
-            return try issue(number, appID: appID, keys: keys, compose: request.composeSMS)
+            // A refusal throws before anything is written (the rollback undoes nothing).
+            try countSend(number, remoteAddress: request.remoteAddress)
+            return try issue(draft, appID: appID, compose: request.composeSMS)
         }
     }
 
@@ -94,10 +94,11 @@ public struct PhoneSignIn {
         try verifyApp(number, token: appToken, apiKey: apiKey)
         try countSend(number, remoteAddress: remoteAddress)
         let keys = try PhoneKeys.load(store: store, random: random, at: now)
+        let draft = Draft(number, keys: keys, random: random)
         return try store.transaction {
             guard try store.phoneVerification(sessionHash: old.sessionHash)?.supersededAt == nil else { throw AuthError(.sessionExpired) }
             try store.supersedePhoneVerifications(project: project.id, phoneNumber: number.e164, appID: old.appID, at: clock.now())
-            return try issue(number, appID: old.appID, keys: keys, compose: composeSMS)
+            return try issue(draft, appID: old.appID, compose: composeSMS)
         }
     }
 
@@ -153,15 +154,32 @@ public struct PhoneSignIn {
         Limits.Rule("phone-failures-number-day", max: policy.failureBudgetPerDay, per: 86400)
     }
 
+    /// A code about to be issued: the code, its nonce, sessionInfo and hashes.
+    struct Draft {
+        let number: ParsedNumber
+        let code: String
+        let nonce: [UInt8]
+        let sessionInfo: String
+        let sessionHash: [UInt8]
+        let codeHash: [UInt8]
+
+        init(_ number: ParsedNumber, keys: PhoneKeys, random: RandomSource) {
+            self.number = number
+            code = number.testCode ?? random.digits(6)
+            nonce = random.bytes(18)
+            sessionInfo = keys.sessionInfo(nonce: nonce)
+            sessionHash = PhoneSignIn.hash(sessionInfo: sessionInfo)
+            codeHash = keys.codeHash(code, nonce: nonce)
+        }
+    }
+
     /// Creates the verification and, for real numbers, the SMS (inside the caller's transaction).
-    func issue(_ number: ParsedNumber, appID: String, keys: PhoneKeys, compose: (String) -> String) throws -> SendResult {
+    func issue(_ draft: Draft, appID: String, compose: (String) -> String) throws -> SendResult {
         let now = clock.now()
-        let code = number.testCode ?? random.digits(6)
-        let nonce = random.bytes(18)
-        let sessionInfo = keys.sessionInfo(nonce: nonce)
+        let (number, code, sessionInfo) = (draft.number, draft.code, draft.sessionInfo)
         let record = PhoneVerificationRecord(
-            sessionHash: PhoneSignIn.hash(sessionInfo: sessionInfo), projectID: project.id, phoneNumber: number.e164, appID: appID,
-            codeHash: keys.codeHash(code, nonce: nonce), nonce: nonce, createdAt: now, expiresAt: now + codeLifetime,
+            sessionHash: draft.sessionHash, projectID: project.id, phoneNumber: number.e164, appID: appID,
+            codeHash: draft.codeHash, nonce: draft.nonce, createdAt: now, expiresAt: now + codeLifetime,
             isTest: number.isTest)
         try store.purgePhoneRecords(before: now - 86_400_000)
         try store.insertPhoneVerification(record)

@@ -76,16 +76,25 @@ public struct TokenService: Sendable {
 
     /// Signs `claims` with the current key: header `{"alg":"RS256","kid":…,"typ":"JWT"}`.
     public func sign(_ claims: JSON, store: SigningKeyStore) throws -> String {
-        let key = try keyRing.signer(store: store)
+        try sign(claims, key: keyRing.signer(store: store))
+    }
+
+    /// Signs `claims` with `key` (a signer the caller fetched earlier, e.g. inside its transaction).
+    public func sign(_ claims: JSON, key: KeyRing.Key) throws -> String {
         let header = JSON.object([("alg", .string("RS256")), ("kid", .string(key.record.kid)), ("typ", .string("JWT"))])
         return try JWS.signRS256(header: header.bytes, payload: claims.bytes, key: key.privateKey)
     }
 
     /// A 1-hour ID token.
     public func mintIDToken(for account: Account, provider: String, store: SigningKeyStore, authTime: Int64? = nil) throws -> String {
+        try mintIDToken(for: account, provider: provider, key: keyRing.signer(store: store), authTime: authTime)
+    }
+
+    /// A 1-hour ID token signed with `key`.
+    public func mintIDToken(for account: Account, provider: String, key: KeyRing.Key, authTime: Int64? = nil) throws -> String {
         let now = clock.nowSeconds
         return try sign(claims(for: account, provider: provider, kind: .idToken, issuedAt: now, lifetime: TokenService.idTokenLifetime,
-                               authTime: authTime), store: store)
+                               authTime: authTime), key: key)
     }
 
     /// Verifies signature (published key by `kid`, RS256 only), issuer, audience, `exp`, `iat`.

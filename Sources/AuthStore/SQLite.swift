@@ -48,86 +48,46 @@ public struct Row {
     }
 }
 
-/// One mutex per database file, shared by every connection of this process: writers queue on it
-/// instead of colliding inside SQLite, whose busy handler sleeps (1, 2, 5 … 100 ms) between
-/// retries. Other processes sharing the file are still arbitrated by SQLite's own locks.
-final class WriteLocks: @unchecked Sendable {
-    static let shared = WriteLocks()
-    private var mutex = pthread_mutex_t()
-    private var locks: [String: UnsafeMutablePointer<pthread_mutex_t>] = [:]
-
-    init() { pthread_mutex_init(&mutex, nil) }
-
-    func lock(for path: String) -> UnsafeMutablePointer<pthread_mutex_t>? {
-        guard path != ":memory:", !path.isEmpty else { return nil }
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        if let l = locks[path] { return l }
-        let l = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(l, nil)
-        locks[path] = l
-        return l
-    }
-}
-
 /// One SQLite connection (one per worker thread). Statements are prepared once and cached.
 /// Only parameterised SQL: values are always bound, never spliced into the text.
+///
+/// Reads outside a transaction run on the connection's own handle. Writes (`transaction`, and
+/// `run` outside one) take the file's write lock and run on the file's one writer handle
+/// (`WriteGate`): writes are serialised anyway, and a handle that only this process's writers
+/// use keeps its page cache across transactions, where a handle that another connection wrote
+/// behind must drop its cache and read every page again.
 public final class SQLiteConnection {
-    let db: OpaquePointer
+    private let own: SQLiteHandle
+    /// `own`, or the file's writer while this connection holds the write lock.
+    private var active: SQLiteHandle
+    var db: OpaquePointer { active.db }
     public let path: String
-    private var cache: [String: OpaquePointer] = [:]
     private var transactionDepth = 0
-    private let writeLock: UnsafeMutablePointer<pthread_mutex_t>?
+    private var lastRowID: Int64 = 0
+    let gate: WriteGate?
 
     public init(path: String, busyTimeoutMillis: Int32 = 5000) throws {
-        var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &handle, flags, nil)
-        guard rc == SQLITE_OK, let handle else {
-            let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
-            if let handle { sqlite3_close_v2(handle) }
-            throw SQLiteError(code: rc, message: msg, sql: nil)
-        }
-        db = handle
+        own = try SQLiteHandle(path: path, busyTimeoutMillis: busyTimeoutMillis, writer: false)
+        active = own
         self.path = path
-        writeLock = WriteLocks.shared.lock(for: path)
-        sqlite3_busy_timeout(db, busyTimeoutMillis)
-        sqlite3_extended_result_codes(db, 1)
-        try execute("PRAGMA journal_mode=WAL")
-        try execute("PRAGMA synchronous=NORMAL")
-        try execute("PRAGMA foreign_keys=ON")
+        gate = WriteGate.for(path: path, busyTimeoutMillis: busyTimeoutMillis)
+        gate?.attach()
     }
 
-    deinit {
-        for (_, s) in cache { sqlite3_finalize(s) }
-        sqlite3_close_v2(db)
-    }
+    deinit { gate?.detach() }
 
-    func check(_ rc: Int32, _ sql: String?) throws {
-        guard rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE else {
-            throw SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(db)), sql: sql)
-        }
-    }
+    func check(_ rc: Int32, _ sql: String?) throws { try active.check(rc, sql) }
 
-    /// Runs SQL text with no parameters (schema, pragmas). Several statements allowed.
+    /// Runs SQL text with no parameters (schema, pragmas). Several statements allowed. A pragma
+    /// outside a transaction is also applied to the file's writer (e.g. `seed`'s larger cache).
     public func execute(_ sql: String) throws {
-        var err: UnsafeMutablePointer<CChar>?
-        let rc = sqlite3_exec(db, sql, nil, nil, &err)
-        if rc != SQLITE_OK {
-            let msg = err.map { String(cString: $0) } ?? "error"
-            sqlite3_free(err)
-            throw SQLiteError(code: rc, message: msg, sql: sql)
+        try active.execute(sql)
+        if transactionDepth == 0, gate != nil, sql.hasPrefix("PRAGMA") {
+            try writing { try active.execute(sql) }
         }
     }
 
-    private func prepared(_ sql: String) throws -> OpaquePointer {
-        if let s = cache[sql] { return s }
-        var stmt: OpaquePointer?
-        try check(sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil), sql)
-        guard let stmt else { throw SQLiteError(code: SQLITE_MISUSE, message: "empty statement", sql: sql) }
-        cache[sql] = stmt
-        return stmt
-    }
+    private func prepared(_ sql: String) throws -> OpaquePointer { try active.prepared(sql) }
 
     private func bind(_ stmt: OpaquePointer, _ values: [SQLBindable], sql: String) throws {
         precondition(Int(sqlite3_bind_parameter_count(stmt)) == values.count, "parameter count mismatch in \(sql)")
@@ -173,17 +133,21 @@ public final class SQLiteConnection {
     /// process's write lock for its duration.
     @discardableResult
     public func run(_ sql: String, _ values: [SQLBindable] = []) throws -> Int {
-        if transactionDepth == 0, let writeLock {
-            pthread_mutex_lock(writeLock)
-            defer { pthread_mutex_unlock(writeLock) }
-            try query(sql, values) { _ in }
-            return Int(sqlite3_changes(db))
-        }
+        if transactionDepth == 0 { return try writing { try write(sql, values) } }
+        return try write(sql, values)
+    }
+
+    private func write(_ sql: String, _ values: [SQLBindable]) throws -> Int {
         try query(sql, values) { _ in }
+        lastRowID = sqlite3_last_insert_rowid(db)
         return Int(sqlite3_changes(db))
     }
 
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
+    /// The rowid of this connection's last `run` INSERT.
+    public var lastInsertRowID: Int64 { lastRowID }
+
+    /// Whether a transaction is open on this connection.
+    public var inTransaction: Bool { transactionDepth > 0 }
 
     /// `BEGIN IMMEDIATE` … `COMMIT`, rolled back on any error; nested calls join the outer one.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
@@ -192,19 +156,38 @@ public final class SQLiteConnection {
             defer { transactionDepth -= 1 }
             return try body()
         }
-        if let writeLock { pthread_mutex_lock(writeLock) }
-        defer { if let writeLock { pthread_mutex_unlock(writeLock) } }
-        try execute("BEGIN IMMEDIATE")
-        transactionDepth = 1
-        do {
-            let result = try body()
-            transactionDepth = 0
-            try execute("COMMIT")
-            return result
-        } catch {
-            transactionDepth = 0
-            try? execute("ROLLBACK")
-            throw error
+        return try writing {
+            try query("BEGIN IMMEDIATE") { _ in }
+            transactionDepth = 1
+            do {
+                let result = try body()
+                transactionDepth = 0
+                try query("COMMIT") { _ in }
+                return result
+            } catch {
+                transactionDepth = 0
+                try? query("ROLLBACK") { _ in }
+                throw error
+            }
         }
+    }
+
+    /// Runs `body` holding the file's write lock; a checkpoint that the commit made due runs
+    /// after the lock is released.
+    private func writing<T>(_ body: () throws -> T) throws -> T {
+        guard let gate else { return try body() }
+        pthread_mutex_lock(gate.mutex)
+        let writer: SQLiteHandle
+        do { writer = try gate.writer() } catch { pthread_mutex_unlock(gate.mutex); throw error }
+        writer.walFrames = nil
+        active = writer
+        var due = false
+        defer { if due { gate.checkpoint(own: own) } }
+        defer {
+            active = own
+            if let frames = writer.walFrames { due = gate.checkpointDue(frames: frames) }
+            pthread_mutex_unlock(gate.mutex)
+        }
+        return try body()
     }
 }

@@ -44,6 +44,11 @@ extension SQLiteStore: PhoneStore {
         }
     }
 
+    public func recordPhoneSignIn(_ a: Account) throws {
+        try db.run("UPDATE accounts SET last_login_at = ?, last_refresh_at = ?, providers = ? WHERE project_id = ? AND local_id = ?",
+                   [a.lastLoginAt, a.lastRefreshAt, SQLiteStore.encodeProviders(a.providers), a.projectID, a.localID])
+    }
+
     public func consumePhoneVerification(sessionHash: [UInt8], now: Millis, maxAttempts: Int) throws -> Bool {
         try db.run("""
             UPDATE phone_verifications SET consumed_at = ?
@@ -58,7 +63,11 @@ extension SQLiteStore: PhoneStore {
             """, [at, project, phoneNumber, appID])
     }
 
+    /// Runs at most once a minute per connection: the records it removes are a day past their
+    /// expiry, so a minute later changes nothing, and each send saves two statements.
     public func purgePhoneRecords(before: Millis) throws {
+        if let last = lastPhonePurge, before >= last, before - last < 60_000 { return }
+        lastPhonePurge = before
         try db.run("DELETE FROM phone_verifications WHERE expires_at < ?", [before])
         try db.run("DELETE FROM phone_proofs WHERE expires_at < ?", [before])
     }

@@ -6,6 +6,10 @@ import JSONValue
 /// (each owns its connection); all instances share the database file in WAL mode.
 public final class SQLiteStore: Transactional, HealthProbe {
     public let db: SQLiteConnection
+    /// Secrets already read: they are inserted once (first writer wins) and never change.
+    var secretCache: [String: [UInt8]] = [:]
+    /// The `before` of this connection's last phone-record purge.
+    var lastPhonePurge: Millis?
 
     /// Opens (creating if needed) and migrates the database at `path`.
     public init(path: String, migrate: Bool = true) throws {
@@ -44,7 +48,11 @@ extension SQLiteStore: SigningKeyStore, SecretStore {
     }
 
     public func secret(named name: String) throws -> [UInt8]? {
-        try db.first("SELECT value FROM secrets WHERE name = ?", [name]) { $0.blob(0) }
+        if let known = secretCache[name] { return known }
+        let value = try db.first("SELECT value FROM secrets WHERE name = ?", [name]) { $0.blob(0) }
+        // Only a committed value is kept: one read inside a transaction may yet be rolled back.
+        if let value, !db.inTransaction { secretCache[name] = value }
+        return value
     }
 
     public func insertSecretIfAbsent(named name: String, value: [UInt8], at: Millis) throws -> [UInt8] {
