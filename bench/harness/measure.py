@@ -38,6 +38,20 @@ class Side:
                        script=c.script, headers=c.headers, env=c.lua_env)
 
 
+def cpu_split(rounds):
+    """Median CPU per request (per flow for flows) of the responder, of wrk, and of the rest of
+    the machine (nginx, the kernel's softirq work, anything else running), in microseconds."""
+    per = {"responder": [], "loadgen": [], "rest": []}
+    for r in rounds:
+        n = r.get("flows") or r.get("requests")
+        if not n or "responder_cpu_s" not in r or "machine_busy_s" not in r:
+            continue
+        per["responder"].append(r["responder_cpu_s"] * 1e6 / n)
+        per["loadgen"].append(r["loadgen_cpu_s"] * 1e6 / n)
+        per["rest"].append(max(0.0, r["machine_busy_s"] - r["responder_cpu_s"] - r["loadgen_cpu_s"]) * 1e6 / n)
+    return {k: statistics.median(v) for k, v in per.items() if v}
+
+
 def run_sides(sides, cfg, log):
     """Measures every available side of one scenario; returns {side name: result dict}."""
     results = {}
@@ -60,7 +74,11 @@ def run_sides(sides, cfg, log):
     for r in range(cfg.rounds):
         order = live if r % 2 == 0 else list(reversed(live))
         for s in order:
+            c0 = procs.cpu_seconds(s.pid) if s.pid else None
             res = s.wrk(cfg.duration, cfg.connections)
+            c1 = procs.cpu_seconds(s.pid) if s.pid else None
+            if c0 is not None and c1 is not None:
+                res["responder_cpu_s"] = c1 - c0
             s.rounds.append(res)
             extra = f", {res['flows_per_s']:.0f} flows/s" if "flows_per_s" in res else ""
             log(f"    round {r + 1} {s.name}: {res['rps']:.0f} req/s{extra}, p50 {res['p50_us'] / 1000:.2f} ms, "
@@ -68,6 +86,7 @@ def run_sides(sides, cfg, log):
     for s in live:
         d = median_of(s.rounds)
         d["rounds"] = s.rounds
+        d["cpu_split"] = cpu_split(s.rounds)
         d["bad"] = d["errors"] > 0.01 * max(1, d["requests"]) or d.get("flow_failures", 0) > 0.01 * max(1, d.get("flows", 1))
         if s.pid:
             d["peak_rss_kb"] = procs.status_kb(s.pid, "VmHWM")

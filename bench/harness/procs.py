@@ -108,6 +108,16 @@ def cpu_seconds(pid):
         return None
 
 
+def machine_busy_seconds():
+    """CPU seconds the whole machine has been busy (all cores, not idle or iowait), or None."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+        return (sum(fields[:8]) - fields[3] - fields[4]) / _TICK
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def wait_for(predicate, timeout, interval=0.05):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

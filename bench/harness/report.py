@@ -1,5 +1,6 @@
 """Markdown for BENCHMARKS.md: run facts, the targets (met / missed / not available), then
 the tables. Only the part between the results markers is ever replaced."""
+import os
 import re
 
 import scenarios
@@ -130,6 +131,10 @@ def target_rows(r):
     return rows
 
 
+def meta_cores():
+    return os.cpu_count() or 1
+
+
 def mode_table(r, mode, m):
     sign = r.get("signing", {}).get("sign_per_s")
     by_key = {s.key: s for s in scenarios.ALL}
@@ -156,6 +161,13 @@ def mode_table(r, mode, m):
                          f"| {cell(b, 'rps')} | {cell(b, 'p50_us', ms)} | {cell(b, 'p99_us', ms)} "
                          f"| {'—' if rr is None else f'{rr:.2f}'} | {'—' if pr is None else f'{pr:.2f}'} "
                          f"| {cell(g, 'peak_rss_kb', mib)} | {cell(b, 'peak_rss_kb', mib)} | {cell(g, 'cpu_us_per_req', n)} | {cell(b, 'cpu_us_per_req', n)} |")
+        split = g.get("cpu_split") or {}
+        if key == "phone_flow" and len(split) == 3:
+            total = sum(split.values())
+            notes.append(f"- {sc.title}, CPU of the machine per flow (median round): Gatehouse {split['responder']:,.0f} µs, "
+                         f"wrk {split['loadgen']:,.0f} µs, the rest (nginx, kernel, other tenants) {split['rest']:,.0f} µs; "
+                         f"{total:,.0f} µs in all, so {meta_cores()} cores allow ~{meta_cores() * 1e6 / total:,.0f} flows/s "
+                         f"and Gatehouse alone ~{meta_cores() * 1e6 / split['responder']:,.0f}.")
         for name, d in (("Gatehouse", g), ("baseline", b)):
             if "unavailable" in d:
                 notes.append(f"- {sc.title}: {name} not available — {d['unavailable']}.")
