@@ -8,6 +8,7 @@ import HTTP
 enum CSRF {
     static let cookieName = "__Host-gh_csrf"
     static let fieldName = "csrf"
+    static let cookieAttributes = "; Path=/; Secure; HttpOnly; SameSite=Strict"
 
     /// The HMAC key, shared by every instance on the database (`secrets`, inserted once, never
     /// changed); kept per app for `keyLifetime`, prepared for HMAC (`HMACKey`), so a page neither
@@ -66,7 +67,13 @@ enum CSRF {
             cookie = ctx.app.random.token(bytes: 24)
             // What `Cookie(name: cookieName, value: cookie, sameSite: .strict).headerValue` writes
             // (the value is base64url, all cookie-octets), without its checks and joins.
-            response.headers.append(("Set-Cookie", cookieName + "=" + cookie + "; Path=/; Secure; HttpOnly; SameSite=Strict"))
+            var header = ""
+            header.reserveCapacity(cookieName.utf8.count + cookie.utf8.count + cookieAttributes.utf8.count + 1)
+            header += cookieName
+            header += "="
+            header += cookie
+            header += cookieAttributes
+            response.headers.append(("Set-Cookie", header))
         }
         return tokenFor(cookie: cookie, purpose: purpose, key: try key(ctx))
     }
