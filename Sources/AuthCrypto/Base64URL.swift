@@ -15,26 +15,32 @@ public enum Base64URL {
     /// Standard Base64 with padding (RFC 4648 §4).
     public static func encodeStandard(_ bytes: [UInt8]) -> String { encode(bytes, alphabet: standardAlphabet, pad: true) }
 
+    /// Written straight into the string's storage (one allocation, none below 16 characters).
     static func encode(_ bytes: [UInt8], alphabet: [UInt8], pad: Bool) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var i = 0
-        while i + 3 <= bytes.count {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
-            i += 3
+        let full = bytes.count / 3, rest = bytes.count % 3
+        let length = full * 4 + (rest == 0 ? 0 : pad ? 4 : rest + 1)
+        guard length > 0 else { return "" }
+        return bytes.withUnsafeBufferPointer { src in
+            alphabet.withUnsafeBufferPointer { a in
+                String(unsafeUninitializedCapacity: length) { dst in
+                    var i = 0, o = 0
+                    while i + 3 <= src.count {
+                        let n = UInt32(src[i]) << 16 | UInt32(src[i + 1]) << 8 | UInt32(src[i + 2])
+                        dst[o] = a[Int(n >> 18 & 63)]; dst[o + 1] = a[Int(n >> 12 & 63)]
+                        dst[o + 2] = a[Int(n >> 6 & 63)]; dst[o + 3] = a[Int(n & 63)]
+                        i += 3; o += 4
+                    }
+                    if rest > 0 {
+                        let n = UInt32(src[i]) << 16 | (rest == 2 ? UInt32(src[i + 1]) << 8 : 0)
+                        dst[o] = a[Int(n >> 18 & 63)]; dst[o + 1] = a[Int(n >> 12 & 63)]
+                        o += 2
+                        if rest == 2 { dst[o] = a[Int(n >> 6 & 63)]; o += 1 }
+                        if pad { while o < length { dst[o] = UInt8(ascii: "="); o += 1 } }
+                    }
+                    return o
+                }
+            }
         }
-        let rest = bytes.count - i
-        if rest == 1 {
-            let n = UInt32(bytes[i]) << 16
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
-            if pad { out += Array("==".utf8) }
-        } else if rest == 2 {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
-            if pad { out += Array("=".utf8) }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes base64url or standard base64, padded or not; nil on any invalid character.

@@ -18,15 +18,29 @@ public enum Digest {
         }
     }
 
+    /// HMAC-SHA-256 under a key used once (see `HMACKey` for a key used again and again).
     public static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
+        data.withUnsafeBytes { hmacSHA256(key: key, bytes: $0) }
+    }
+
+    /// HMAC-SHA-256 of raw bytes: RFC 2104 over the fetched SHA-256 (one digest context, no
+    /// per-call algorithm look-up, which OpenSSL's one-shot `HMAC()` does on every call).
+    public static func hmacSHA256(key: [UInt8], bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        guard let ctx = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new failed") }
+        defer { EVP_MD_CTX_free(ctx) }
+        var inner = [UInt8](repeating: 0, count: 32)
         var out = [UInt8](repeating: 0, count: 32)
-        var len: UInt32 = 0
-        let result = key.withUnsafeBufferPointer { k in
-            data.withUnsafeBufferPointer { d in
-                HMAC(EVP_sha256(), k.baseAddress ?? UnsafePointer(bitPattern: 1), Int32(k.count), d.baseAddress, d.count, &out, &len)
-            }
+        let ok = HMACKey.withPads(key) { ipad, opad in
+            EVP_DigestInit_ex(ctx, fetchedSHA256, nil) == 1
+                && EVP_DigestUpdate(ctx, ipad, 64) == 1
+                && EVP_DigestUpdate(ctx, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), bytes.count) == 1
+                && EVP_DigestFinal_ex(ctx, &inner, nil) == 1
+                && EVP_DigestInit_ex(ctx, fetchedSHA256, nil) == 1
+                && EVP_DigestUpdate(ctx, opad, 64) == 1
+                && EVP_DigestUpdate(ctx, inner, 32) == 1
+                && EVP_DigestFinal_ex(ctx, &out, nil) == 1
         }
-        precondition(result != nil && len == 32, "HMAC(SHA-256) failed")
+        precondition(ok, "HMAC(SHA-256) failed")
         return out
     }
 

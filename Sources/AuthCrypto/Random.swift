@@ -1,15 +1,36 @@
 import COpenSSL
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The CSPRNG (OpenSSL `RAND_bytes`). Every secret Gatehouse makes comes from here.
+///
+/// `RAND_bytes` costs about the same for 24 bytes as for 256 (its per-call set-up dominates), so
+/// small requests are served from a per-thread buffer filled 256 bytes at a time. Each byte is
+/// handed out once and wiped from the buffer as it is taken; the buffer is wiped when its thread
+/// ends. Larger requests go to `RAND_bytes` directly.
 public enum SecureRandom {
     public static func bytes(_ count: Int) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: count)
-        guard count > 0 else { return out }
-        // RAND_bytes failing means the process has no entropy source: continuing would be unsafe.
-        guard RAND_bytes(&out, Int32(count)) == 1 else {
-            preconditionFailure("RAND_bytes failed: \(CryptoError.fromOpenSSL("RAND_bytes"))")
+        guard count > 0 else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: count) { out, n in
+            fill(out.baseAddress!, count)
+            n = count
         }
-        return out
+    }
+
+    /// Writes `count` random bytes at `out`.
+    public static func fill(_ out: UnsafeMutablePointer<UInt8>, _ count: Int) {
+        guard count > 0 else { return }
+        guard count <= maxBuffered, let pool = threadBuffer() else { return direct(out, count) }
+        var used = pool.load(as: Int.self)
+        if used + count > bufferSize {
+            direct(pool.advanced(by: header).assumingMemoryBound(to: UInt8.self), bufferSize)
+            used = 0
+        }
+        let from = pool.advanced(by: header + used)
+        out.update(from: from.assumingMemoryBound(to: UInt8.self), count: count)
+        OPENSSL_cleanse(from, count)
+        pool.storeBytes(of: used + count, as: Int.self)
     }
 
     /// A uniformly random integer in `0..<upperBound` (rejection sampling, no modulo bias).
@@ -22,4 +43,40 @@ public enum SecureRandom {
             if v < limit { return v % upperBound }
         }
     }
+
+    // MARK: - The per-thread buffer
+
+    /// Bytes drawn from `RAND_bytes` at a time, and the largest request served from them.
+    static let bufferSize = 256
+    static let maxBuffered = 64
+    /// The buffer starts with the count of bytes already taken.
+    private static let header = MemoryLayout<Int>.stride
+
+    private static func direct(_ out: UnsafeMutablePointer<UInt8>, _ count: Int) {
+        // RAND_bytes failing means the process has no entropy source: continuing would be unsafe.
+        guard RAND_bytes(out, Int32(count)) == 1 else {
+            preconditionFailure("RAND_bytes failed: \(CryptoError.fromOpenSSL("RAND_bytes"))")
+        }
+    }
+
+    /// This thread's buffer (made empty on first use); nil if it cannot be made.
+    private static func threadBuffer() -> UnsafeMutableRawPointer? {
+        if let p = pthread_getspecific(bufferKey) { return p }
+        guard let p = malloc(header + bufferSize) else { return nil }
+        p.storeBytes(of: bufferSize, as: Int.self)
+        guard pthread_setspecific(bufferKey, p) == 0 else { free(p); return nil }
+        return p
+    }
+
+    /// Wipes and frees a thread's buffer when the thread ends.
+    private static let bufferKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let rc = pthread_key_create(&key) { p in
+            guard let p else { return }
+            OPENSSL_cleanse(p, MemoryLayout<Int>.stride + SecureRandom.bufferSize)
+            free(p)
+        }
+        precondition(rc == 0, "pthread_key_create failed")
+        return key
+    }()
 }

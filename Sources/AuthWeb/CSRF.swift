@@ -8,14 +8,17 @@ import HTTP
 enum CSRF {
     static let cookieName = "__Host-gh_csrf"
     static let fieldName = "csrf"
+    static let cookieAttributes = "; Path=/; Secure; HttpOnly; SameSite=Strict"
 
     /// The HMAC key, shared by every instance on the database (`secrets`, inserted once, never
-    /// changed); kept per app for `keyLifetime` so a page does not read SQLite for it each time.
-    static func key(_ ctx: Context) throws -> [UInt8] {
+    /// changed); kept per app for `keyLifetime`, prepared for HMAC (`HMACKey`), so a page neither
+    /// reads SQLite for it nor sets the key up each time.
+    static func key(_ ctx: Context) throws -> HMACKey {
         let now = ctx.now
         if let k = KeyCache.lookup(ctx.app, now: now) { return k }
-        let k = try ctx.store.secret(named: "csrf")
+        let bytes = try ctx.store.secret(named: "csrf")
             ?? ctx.store.insertSecretIfAbsent(named: "csrf", value: ctx.app.random.bytes(32), at: now)
+        let k = HMACKey(bytes)
         KeyCache.store(k, for: ctx.app, now: now)
         return k
     }
@@ -26,19 +29,19 @@ enum CSRF {
     /// The key read last, per app (held weakly: a new app never sees another's key).
     private enum KeyCache {
         private static let lock = NSLockLike()
-        nonisolated(unsafe) private static var entries: [ObjectIdentifier: (app: Weak, key: [UInt8], until: Millis)] = [:]
+        nonisolated(unsafe) private static var entries: [ObjectIdentifier: (app: Weak, key: HMACKey, until: Millis)] = [:]
 
         /// A weak reference to the app an entry belongs to.
         final class Weak { weak var app: WebApp?; init(_ a: WebApp) { app = a } }
 
-        static func lookup(_ app: WebApp, now: Millis) -> [UInt8]? {
+        static func lookup(_ app: WebApp, now: Millis) -> HMACKey? {
             lock.withLock {
                 guard let e = entries[ObjectIdentifier(app)], e.app.app === app, now < e.until, now >= e.until - keyLifetime else { return nil }
                 return e.key
             }
         }
 
-        static func store(_ key: [UInt8], for app: WebApp, now: Millis) {
+        static func store(_ key: HMACKey, for app: WebApp, now: Millis) {
             lock.withLock {
                 entries = entries.filter { $0.value.app.app != nil }
                 entries[ObjectIdentifier(app)] = (Weak(app), key, now + keyLifetime)
@@ -46,18 +49,31 @@ enum CSRF {
         }
     }
 
-    static func tokenFor(cookie: String, purpose: String, key: [UInt8]) -> String {
-        Base64URL.encode(Digest.hmacSHA256(key: key, purpose + "|" + cookie))
+    /// base64url(HMAC-SHA-256(key, purpose "|" cookie)).
+    static func tokenFor(cookie: String, purpose: String, key: HMACKey) -> String {
+        var message = [UInt8]()
+        message.reserveCapacity(purpose.utf8.count + 1 + cookie.utf8.count)
+        message.append(contentsOf: purpose.utf8)
+        message.append(UInt8(ascii: "|"))
+        message.append(contentsOf: cookie.utf8)
+        return Base64URL.encode(key.mac(message))
     }
 
     /// The token to embed in a form for `purpose`; sets the cookie on `response` when missing.
     static func token(_ ctx: Context, purpose: String, response: inout Response) throws -> String {
-        var cookie = ctx.request.cookies[cookieName] ?? ""
-        if cookie.count < 22 || Base64URL.decode(cookie) == nil {
+        var cookie = ctx.request.cookie(cookieName) ?? ""
+        // (Anything but ASCII fails the base64url check, so bytes count as characters here.)
+        if cookie.utf8.count < 22 || Base64URL.decode(cookie) == nil {
             cookie = ctx.app.random.token(bytes: 24)
             // What `Cookie(name: cookieName, value: cookie, sameSite: .strict).headerValue` writes
             // (the value is base64url, all cookie-octets), without its checks and joins.
-            response.headers.append(("Set-Cookie", cookieName + "=" + cookie + "; Path=/; Secure; HttpOnly; SameSite=Strict"))
+            var header = ""
+            header.reserveCapacity(cookieName.utf8.count + cookie.utf8.count + cookieAttributes.utf8.count + 1)
+            header += cookieName
+            header += "="
+            header += cookie
+            header += cookieAttributes
+            response.headers.append(("Set-Cookie", header))
         }
         return tokenFor(cookie: cookie, purpose: purpose, key: try key(ctx))
     }
@@ -67,7 +83,7 @@ enum CSRF {
         if let origin = ctx.request.header("origin"), origin != "null", origin != ctx.origin, origin != ctx.request.origin {
             throw AuthError(.permissionDenied, "cross-origin form post")
         }
-        guard let cookie = ctx.request.cookies[cookieName], let token, !token.isEmpty else {
+        guard let cookie = ctx.request.cookie(cookieName), let token, !token.isEmpty else {
             throw AuthError(.permissionDenied, "missing CSRF token")
         }
         guard Digest.constantTimeEqual(tokenFor(cookie: cookie, purpose: purpose, key: try key(ctx)), token) else {

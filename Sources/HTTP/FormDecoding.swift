@@ -24,6 +24,10 @@ public enum FormDecoding {
     public static func pairs(_ text: String) -> [(String, String)] { pairs(Substring(text)) }
 
     public static func percentDecode<S: StringProtocol>(_ s: S, plusAsSpace: Bool = true) -> String {
+        // Nothing to decode (the usual case): the text as it is, without a copy through an array.
+        if let plain = s.utf8.withContiguousStorageIfAvailable({ u in
+            u.contains(where: { $0 == UInt8(ascii: "%") || ($0 == UInt8(ascii: "+") && plusAsSpace) }) ? nil : String(decoding: u, as: UTF8.self)
+        }), let plain { return plain }
         var out: [UInt8] = []
         out.reserveCapacity(s.utf8.count)
         var it = Array(s.utf8)[...]

@@ -14,8 +14,14 @@ public struct Response: Sendable {
         Response(status: status, headers: [("Content-Type", "application/json; charset=utf-8")] + headers, body: value.bytes)
     }
 
+    /// A page. Room is kept for the headers a page gets on its way out (a cookie, the security
+    /// headers), so adding them does not regrow the list.
     public static func html(_ text: String, status: Int = 200, headers: [(String, String)] = []) -> Response {
-        Response(status: status, headers: [("Content-Type", "text/html; charset=utf-8")] + headers, body: Array(text.utf8))
+        var all: [(String, String)] = []
+        all.reserveCapacity(8 + headers.count)
+        all.append(("Content-Type", "text/html; charset=utf-8"))
+        all.append(contentsOf: headers)
+        return Response(status: status, headers: all, body: Array(text.utf8))
     }
 
     public static func text(_ text: String, status: Int = 200, contentType: String = "text/plain; charset=utf-8") -> Response {

@@ -5,6 +5,9 @@
  * the same kind of work as Gatehouse on its two hot paths:
  *
  *   /page    a static ~2 KB sign-in-like HTML page
+ *   /page-large  the same page with its country list padded to the size of
+ *            Gatehouse's hosted phone page (~14 KB; a control for the cost of
+ *            moving the bytes, not a target)
  *   /verify  RS256 JWT check of one cookie (nginx auth_request style):
  *            200 + X-Auth-User-Id on success, 401 otherwise
  *   other    404
@@ -25,6 +28,7 @@
  *                     (default "__Host-gatehouse")
  *   BASELINE_THREADS  worker thread count (overridden by argv[2])
  *   BASELINE_BACKLOG  listen(2) backlog (default 1024)
+ *   BASELINE_LARGE_PAGE_BYTES  body size of /page-large (default 14336)
  *
  * SIGTERM / SIGINT stop it cleanly (the unix socket is unlinked).
  */
@@ -136,6 +140,12 @@ static const char RESP_404[] =
 /* Full /page response (headers + body), built once at start-up. */
 static char *page_response;
 static int page_response_len;
+
+/* /page-large: the same page, its <select> padded with options to this many bytes. */
+#define LARGE_PAGE_DEFAULT 14336
+#define LARGE_PAGE_MAX     (1 << 20)
+static char *large_response;
+static int large_response_len;
 
 /* ------------------------------------------------------------------------ */
 /* Global state                                                             */
@@ -507,12 +517,14 @@ static int verify_jwt(verifier *vf, const char *tok, size_t len, char *sub)
 /* Request handling                                                         */
 /* ------------------------------------------------------------------------ */
 
-typedef enum { ROUTE_NONE, ROUTE_PAGE, ROUTE_VERIFY } route;
+typedef enum { ROUTE_NONE, ROUTE_PAGE, ROUTE_PAGE_LARGE, ROUTE_VERIFY } route;
 
 static route route_of(const char *path, size_t len)
 {
     if (len == 5 && memcmp(path, "/page", 5) == 0)
         return ROUTE_PAGE;
+    if (len == 11 && memcmp(path, "/page-large", 11) == 0)
+        return ROUTE_PAGE_LARGE;
     if (len == 7 && memcmp(path, "/verify", 7) == 0)
         return ROUTE_VERIFY;
     return ROUTE_NONE;
@@ -571,6 +583,9 @@ static void handle_request(verifier *vf, FCGX_ParamArray envp, sink *out)
     switch (request_route(envp)) {
     case ROUTE_PAGE:
         sink_put(out, page_response, page_response_len);
+        break;
+    case ROUTE_PAGE_LARGE:
+        sink_put(out, large_response, large_response_len);
         break;
     case ROUTE_VERIFY:
         handle_verify(vf, envp, out);
@@ -696,7 +711,8 @@ static EVP_PKEY *load_pubkey(const char *path)
     return k;
 }
 
-static int build_page_response(void)
+/* Head (Status, Content-Type, Cache-Control, Content-Length) + body, malloc'd. */
+static int build_response(const char *body, size_t body_len, char **resp, int *resp_len)
 {
     static const char fmt[] =
         "Status: 200 OK\r\n"
@@ -704,17 +720,46 @@ static int build_page_response(void)
         "Cache-Control: no-store\r\n"
         "Content-Length: %zu\r\n"
         "\r\n";
-    size_t body = sizeof(PAGE_HTML) - 1;
-    size_t cap = sizeof(fmt) + 32 + body;
-    page_response = malloc(cap);
-    if (page_response == NULL)
+    size_t cap = sizeof(fmt) + 32 + body_len;
+    *resp = malloc(cap);
+    if (*resp == NULL)
         return -1;
-    int n = snprintf(page_response, cap, fmt, body);
-    if (n < 0 || (size_t)n + body >= cap)
+    int n = snprintf(*resp, cap, fmt, body_len);
+    if (n < 0 || (size_t)n + body_len >= cap)
         return -1;
-    memcpy(page_response + n, PAGE_HTML, body);
-    page_response_len = n + (int)body;
+    memcpy(*resp + n, body, body_len);
+    *resp_len = n + (int)body_len;
     return 0;
+}
+
+static int build_page_response(void)
+{
+    return build_response(PAGE_HTML, sizeof(PAGE_HTML) - 1, &page_response, &page_response_len);
+}
+
+/* PAGE_HTML with option lines inserted before </select> up to exactly `size`
+ * bytes (the last gap filled with newlines). Built once at start-up. */
+static int build_large_response(size_t size)
+{
+    static const char option[] = "<option value=\"ZZ\">Somewhere far away (+999)</option>\n";
+    const char *cut = strstr(PAGE_HTML, "</select>");
+    size_t head = (size_t)(cut - PAGE_HTML), tail = sizeof(PAGE_HTML) - 1 - head;
+    if (size < head + tail)
+        size = head + tail;
+    char *body = malloc(size);
+    if (body == NULL)
+        return -1;
+    memcpy(body, PAGE_HTML, head);
+    size_t at = head, room = size - tail;
+    while (at + sizeof(option) - 1 <= room) {
+        memcpy(body + at, option, sizeof(option) - 1);
+        at += sizeof(option) - 1;
+    }
+    memset(body + at, '\n', room - at);
+    memcpy(body + room, cut, tail);
+    int rc = build_response(body, size, &large_response, &large_response_len);
+    free(body);
+    return rc;
 }
 
 /* Cookie name, base64url table, page and public key: shared by both modes. */
@@ -726,7 +771,13 @@ static int init_common(void)
     cookie_name_len = strlen(cookie_name);
 
     b64url_init();
-    if (build_page_response() < 0) {
+    size_t large = LARGE_PAGE_DEFAULT;
+    if ((env = getenv("BASELINE_LARGE_PAGE_BYTES")) != NULL && *env) {
+        long v = strtol(env, NULL, 10);
+        if (v > 0 && v <= LARGE_PAGE_MAX)
+            large = (size_t)v;
+    }
+    if (build_page_response() < 0 || build_large_response(large) < 0) {
         fprintf(stderr, "fcgi-baseline: out of memory\n");
         return -1;
     }
@@ -764,6 +815,7 @@ static int serve_cgi(void)
     EVP_MD_CTX_free(vf.mdctx);
     EVP_PKEY_free(pubkey);
     free(page_response);
+    free(large_response);
     return rc;
 }
 
@@ -872,6 +924,7 @@ int main(int argc, char **argv)
 
     free(threads);
     free(page_response);
+    free(large_response);
     EVP_PKEY_free(pubkey);
     if (!fatal_error)
         fprintf(stderr, "fcgi-baseline: stopped (signal %d)\n", sig);

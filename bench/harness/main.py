@@ -135,7 +135,7 @@ def idle_rss(pid):
 
 def selected(args):
     keys = set(args.only.split(",")) if args.only else None
-    return [s for s in scenarios.ALL if keys is None or s.key in keys]
+    return [s for s in scenarios.ALL if keys is None or s.key in keys or s.part_of in keys]
 
 
 def run_mode(mode, args, gh, bl, ngx, env, state, results):
@@ -287,6 +287,8 @@ def main(argv):
             growth1k.tool("seed", "--count", "1000")
             state["id_token_growth1k"] = mint_id_token(growth1k)
         env = Env(bl_cookie=bl.make_cookie())
+        if any(s.key == "page_large" for s in selected(args)):
+            log("  " + scenarios.page.fit_large_page(small, bl, env))
 
         ngx = stack.Nginx(tmp, small.socket, bl.socket, big.socket, growth1k.socket)
         ngx.start()

@@ -77,6 +77,7 @@ class Scenario:
     growth: bool = False
     cgi: bool = False
     unit: str = "req/s"
+    part_of: str = ""              # runs with that scenario's key too (--only page runs page_large)
 
 
 @dataclass

@@ -7,7 +7,7 @@ nginx serves three servers, each on a free 127.0.0.1 port:
   growth     plain, to a Gatehouse instance holding the large account store
   growth1k   plain, to a fresh Gatehouse instance with 1,000 accounts (the growth comparison's
              other side: same history as the large one, no earlier load)
-In each, /page and /verify go to the baseline, /ceiling is nginx's own `return 200`, and
+In each, /page, /page-large and /verify go to the baseline, /ceiling is nginx's own `return 200`, and
 every other path goes to Gatehouse.
 """
 import json
@@ -170,6 +170,7 @@ class Baseline(Responder):
         self.socket = str(self.dir / "baseline.sock")
         self.proc = None
         self.log = self.dir / "baseline.log"
+        self.large_page_bytes = None  # body size of /page-large (None: the baseline's default)
 
     def make_cookie(self, ttl=86400):
         """An RS256 JWT signed with the baseline's own RSA-2048 key (mkjwt.py)."""
@@ -178,7 +179,8 @@ class Baseline(Responder):
         return r.stdout.strip()
 
     def env(self):
-        return dict(os.environ, BASELINE_PUBKEY=str(self.keys / "public.pem"), BASELINE_COOKIE=COOKIE)
+        extra = {"BASELINE_LARGE_PAGE_BYTES": str(self.large_page_bytes)} if self.large_page_bytes else {}
+        return dict(os.environ, BASELINE_PUBKEY=str(self.keys / "public.pem"), BASELINE_COOKIE=COOKIE, **extra)
 
     def start(self, threads):
         self.launch("baseline", [self.binary, self.socket, str(threads)], 10, env=self.env())
@@ -221,6 +223,7 @@ class Nginx:
         server_name 127.0.0.1;
 {keep_line}        location = /ceiling {{ return 200 "ok\\n"; }}
         location = /page {{ include {d}/bench-fastcgi.conf; fastcgi_pass {bl_up}; }}
+        location = /page-large {{ include {d}/bench-fastcgi.conf; fastcgi_pass {bl_up}; }}
         location = /verify {{ include {d}/bench-fastcgi.conf; fastcgi_pass {bl_up}; }}
         location / {{ include {d}/bench-fastcgi.conf; fastcgi_pass {gh_up}; }}
     }}"""

@@ -92,12 +92,59 @@ extension PhonePage {
     /// that says something: its region (`pt-BR` → BR), else its language's usual country (`fr` → FR);
     /// else the page locale's usual country.
     static func defaultRegion(_ ctx: Context) -> String {
-        for part in (ctx.request.header("accept-language") ?? "").split(separator: ",") {
+        let header = ctx.request.header("accept-language") ?? ""
+        let directory = ctx.app.templates.directory
+        if header.utf8.allSatisfy({ $0 < 0x80 }) {
+            if let region = asciiRegion(header, directory: directory) { return region }
+            return usualRegion[ctx.locale] ?? "US"
+        }
+        for part in header.split(separator: ",") {
             let tag = Locales.trimmed(part.split(separator: ";").first ?? "")
             let subtags = tag.split(whereSeparator: { $0 == "-" || $0 == "_" })
-            if let region = subtags.dropFirst().first(where: { $0.count == 2 }).flatMap({ knownRegion(String($0), directory: ctx.app.templates.directory) }) { return region }
+            if let region = subtags.dropFirst().first(where: { $0.count == 2 }).flatMap({ knownRegion(String($0), directory: directory) }) { return region }
             if let first = subtags.first, let region = usualRegion[first.lowercased()] { return region }
         }
         return usualRegion[ctx.locale] ?? "US"
+    }
+
+    /// `defaultRegion`'s reading of an all-ASCII `Accept-Language` header, over its bytes (the
+    /// same answers: in ASCII a byte is a character).
+    static func asciiRegion(_ header: String, directory: String) -> String? {
+        var header = header
+        return header.withUTF8 { u -> String? in
+            var start = 0
+            while start < u.count {
+                let end = u[start...].firstIndex(of: UInt8(ascii: ",")) ?? u.count
+                defer { start = end + 1 }
+                var tagEnd = u[start..<end].firstIndex(of: UInt8(ascii: ";")) ?? end
+                var tagStart = start
+                while tagStart < tagEnd, u[tagStart] == 0x20 || u[tagStart] == 0x09 { tagStart += 1 }
+                while tagEnd > tagStart, u[tagEnd - 1] == 0x20 || u[tagEnd - 1] == 0x09 { tagEnd -= 1 }
+                // Subtags split on `-` and `_`, empty ones skipped.
+                var first: Range<Int>?
+                var i = tagStart
+                while i < tagEnd {
+                    while i < tagEnd, u[i] == UInt8(ascii: "-") || u[i] == UInt8(ascii: "_") { i += 1 }
+                    guard i < tagEnd else { break }
+                    var j = i
+                    while j < tagEnd, u[j] != UInt8(ascii: "-"), u[j] != UInt8(ascii: "_") { j += 1 }
+                    if first == nil {
+                        first = i..<j
+                    } else if j - i == 2 {
+                        if let region = knownRegion(String(decoding: u[i..<j], as: UTF8.self), directory: directory) { return region }
+                        break
+                    }
+                    i = j
+                }
+                if let f = first {
+                    let lower = String(unsafeUninitializedCapacity: f.count) { out in
+                        for (k, c) in u[f].enumerated() { out[k] = c &- 0x41 < 26 ? c | 0x20 : c }
+                        return f.count
+                    }
+                    if let region = usualRegion[lower] { return region }
+                }
+            }
+            return nil
+        }
     }
 }

@@ -1,0 +1,71 @@
+import AuthCrypto
+import Foundation
+import Synchronization
+import Testing
+
+/// HMAC-SHA-256 with a prepared key (`HMACKey`) and the one-shot form give the RFC 4231 answers,
+/// the same ones each time and on every thread; the buffered CSPRNG hands out fresh bytes.
+@Suite("Prepared HMAC keys and buffered random bytes")
+struct HMACKeyTests {
+    func hex(_ s: String) -> [UInt8] { Hex.decode(s)! }
+
+    static let vectors: [(String, String, String)] = [
+        ("0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b", "4869205468657265", "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
+        ("4a656665", "7768617420646f2079612077616e7420666f72206e6f7468696e673f", "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
+        (String(repeating: "aa", count: 20), String(repeating: "dd", count: 50), "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"),
+        ("0102030405060708090a0b0c0d0e0f10111213141516171819", String(repeating: "cd", count: 50), "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b"),
+        (String(repeating: "aa", count: 131), "54657374205573696e67204c6172676572205468616e20426c6f636b2d53697a65204b6579202d2048617368204b6579204669727374",
+         "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"),
+    ]
+
+    @Test("a prepared key gives the RFC 4231 answers (cases 1, 2, 3, 4, 6), again and again")
+    func vectors() {
+        for (key, data, expected) in Self.vectors {
+            let k = HMACKey(hex(key))
+            for _ in 0..<3 { #expect(Hex.encode(k.mac(hex(data))) == expected) }
+        }
+    }
+
+    @Test("RFC 4231 case 7 with a prepared key; an empty message and a 64-byte key agree with the one-shot form")
+    func edges() {
+        let data = "This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm."
+        let long = HMACKey(hex(String(repeating: "aa", count: 131)))
+        #expect(Hex.encode(long.mac(data)) == "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2")
+        for key in [[UInt8](), [UInt8](repeating: 7, count: 64), [UInt8](repeating: 9, count: 65)] {
+            let k = HMACKey(key)
+            for message in ["", "x", String(repeating: "m", count: 200)] {
+                #expect(k.mac(message) == Digest.hmacSHA256(key: key, message))
+            }
+        }
+        // Two keys never answer for each other.
+        #expect(HMACKey([1]).mac("m") != HMACKey([2]).mac("m"))
+    }
+
+    @Test("one prepared key used by many threads at once: every answer is right")
+    func threads() {
+        let key = HMACKey(hex("4a656665"))
+        let expected = "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        let data = hex("7768617420646f2079612077616e7420666f72206e6f7468696e673f")
+        let wrong = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 16) { _ in
+            for _ in 0..<200 where Hex.encode(key.mac(data)) != expected { wrong.withLock { $0 += 1 } }
+        }
+        #expect(wrong.withLock { $0 } == 0)
+    }
+
+    @Test("buffered random bytes: the asked length, no repeats across refills and threads")
+    func random() {
+        #expect(SecureRandom.bytes(0).isEmpty)
+        for n in [1, 24, 63, 64, 65, 300] { #expect(SecureRandom.bytes(n).count == n) }
+        let seen = Mutex(Set<[UInt8]>())
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            var mine: [[UInt8]] = []
+            for _ in 0..<100 { mine.append(SecureRandom.bytes(24)) }
+            seen.withLock { s in for m in mine { s.insert(m) } }
+        }
+        #expect(seen.withLock { $0.count } == 800)
+        // Not all zero, and the bytes of one draw are not all equal.
+        let b = SecureRandom.bytes(32)
+        #expect(Set(b).count > 4)
+    }
+}
