@@ -72,7 +72,7 @@ struct Runtime {
 
     static func resourcesDirectory(_ config: Config) throws -> String {
         if let d = config.templatesDir { return d }
-        if let d = Templates.bundledDirectory, FileManager.default.fileExists(atPath: d + "/templates") { return d }
+        if let d = Templates.bundledDirectory { return d }
         if let root = projectRoot(), FileManager.default.fileExists(atPath: root + "/Sources/AuthWeb/Resources/templates") {
             return root + "/Sources/AuthWeb/Resources"
         }
