@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 /// Gatehouse: passwordless sign-in behind nginx (FastCGI responder, SQLite store, OpenSSL crypto).
@@ -50,12 +50,18 @@ let package = Package(
         .target(name: "AuthEngine", dependencies: ["AuthCrypto", "JSONValue", "CPhoneNumber"], swiftSettings: swift5),
         .target(name: "AuthStore", dependencies: ["AuthEngine", "JSONValue", "CSQLite"], swiftSettings: swift5),
         .target(name: "Delivery", dependencies: ["AuthEngine", "CCurl"], swiftSettings: swift5),
+        // Resources/ (templates, locales, region data) is compiled into the binary by the
+        // EmbedResources plugin rather than shipped as a SwiftPM resource bundle, whose generated
+        // accessor would import Foundation (and with it CoreFoundation and ICU) into the build.
         .target(
             name: "AuthWeb",
             dependencies: ["HTTP", "AuthEngine"],
-            resources: [.copy("Resources")],
-            swiftSettings: swift5
+            exclude: ["Resources"],
+            swiftSettings: swift5,
+            plugins: ["EmbedResources"]
         ),
+        .executableTarget(name: "embed-resources", path: "Plugins/EmbedResourcesTool"),
+        .plugin(name: "EmbedResources", capability: .buildTool(), dependencies: ["embed-resources"]),
         .executableTarget(
             name: "gatehouse",
             dependencies: [

@@ -11,10 +11,10 @@ let fetchedSHA256: OpaquePointer = {
     return md
 }()
 
-/// SHA-256 of `data` into `out` (32 bytes) with the fetched digest.
+/// SHA-256 of `data` into `out` (32 bytes) with OpenSSL's SHA-256 functions directly: no
+/// provider is loaded for a hash (a CGI request that only verifies never loads one).
 func sha256(_ data: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) -> Bool {
-    var len: UInt32 = 0
-    return EVP_Digest(data.baseAddress ?? UnsafeRawPointer(bitPattern: 1), data.count, out, &len, fetchedSHA256, nil) == 1 && len == 32
+    gh_sha256(data.baseAddress ?? UnsafeRawPointer(bitPattern: 1), data.count, out) == 1
 }
 
 /// Ready `EVP_PKEY_CTX`s for RS256 (RSASSA-PKCS1-v1_5 over a SHA-256 digest) on one key: each is

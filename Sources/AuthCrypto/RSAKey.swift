@@ -139,39 +139,94 @@ public final class RSAPrivateKey: @unchecked Sendable {
 }
 
 /// An RSA public key for RS256 verification; exposes the JWK `n`/`e` (RFC 7517).
+///
+/// Holds `n` and `e` (read from the stored PEM without OpenSSL's decoder framework, see
+/// `PublicKeyDER`); OpenSSL objects are made on first use: an `RSA` for verifying (OpenSSL's
+/// PKCS#1 v1.5 check, the same the EVP interface ends in, without loading a provider) and an
+/// `EVP_PKEY` only to write the PEM. Publishing the numbers (JWKS) builds neither.
 public final class RSAPublicKey: @unchecked Sendable {
-    let handle: PKeyHandle
+    private let n: [UInt8], e: [UInt8]
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var rsa: OpaquePointer?
+    private var pkey: PKeyHandle?
 
-    init(handle: PKeyHandle) {
-        self.handle = handle
-        verifiers = PKeyContextPool(key: handle, operation: .verify)
+    private init(n: [UInt8], e: [UInt8], pkey: PKeyHandle?) {
+        self.n = Array(n.drop(while: { $0 == 0 }))
+        self.e = Array(e.drop(while: { $0 == 0 }))
+        self.pkey = pkey
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        if let rsa { gh_rsa_free(rsa) }
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// The public half of an OpenSSL key (a private key's).
+    convenience init(handle: PKeyHandle) {
+        self.init(n: (try? bigNumParam(handle.pointer, "n")) ?? [], e: (try? bigNumParam(handle.pointer, "e")) ?? [], pkey: handle)
     }
 
     public convenience init(n: [UInt8], e: [UInt8]) throws(CryptoError) {
-        self.init(handle: try fromData(selection: GH_EVP_PKEY_PUBLIC_KEY, [("n", n), ("e", e)]))
+        guard n.contains(where: { $0 != 0 }), e.contains(where: { $0 != 0 }) else {
+            throw CryptoError(operation: "RSAPublicKey", detail: "empty modulus or exponent")
+        }
+        self.init(n: n, e: e, pkey: nil)
     }
 
-    /// SubjectPublicKeyInfo PEM.
+    /// SubjectPublicKeyInfo PEM: read directly when it is the plain RSA form Gatehouse writes,
+    /// else by OpenSSL's decoder (any other encoding of an RSA key it accepts).
     public convenience init(pem: String) throws(CryptoError) {
+        if let (n, e) = PublicKeyDER.rsaNumbers(pem: pem), !n.isEmpty, !e.isEmpty {
+            self.init(n: n, e: e, pkey: nil)
+            return
+        }
         guard let key = try withPEM(pem, { PEM_read_bio_PUBKEY($0, nil, nil, nil) }) else {
             throw CryptoError.fromOpenSSL("PEM_read_bio_PUBKEY")
+        }
+        guard EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA else {
+            EVP_PKEY_free(key)
+            throw CryptoError(operation: "PEM_read_bio_PUBKEY", detail: "not an RSA key")
         }
         self.init(handle: PKeyHandle(key))
     }
 
     public func pem() throws(CryptoError) -> String {
+        let key = try evpKey()
         guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.fromOpenSSL("BIO_new") }
-        guard PEM_write_bio_PUBKEY(bio, handle.pointer) == 1 else { BIO_free(bio); throw CryptoError.fromOpenSSL("PEM_write_bio_PUBKEY") }
+        guard PEM_write_bio_PUBKEY(bio, key.pointer) == 1 else { BIO_free(bio); throw CryptoError.fromOpenSSL("PEM_write_bio_PUBKEY") }
         return drain(bio)
     }
 
-    public func modulus() throws(CryptoError) -> [UInt8] { try bigNumParam(handle.pointer, "n") }
-    public func exponent() throws(CryptoError) -> [UInt8] { try bigNumParam(handle.pointer, "e") }
+    public func modulus() throws(CryptoError) -> [UInt8] { n }
+    public func exponent() throws(CryptoError) -> [UInt8] { e }
 
-    public var bits: Int { Int(EVP_PKEY_get_bits(handle.pointer)) }
+    public var bits: Int { n.isEmpty ? 0 : (n.count - 1) * 8 + (8 - n[0].leadingZeroBitCount) }
 
-    /// Ready verifying contexts for this key (see `PKeyContextPool`).
-    private let verifiers: PKeyContextPool
+    /// The `EVP_PKEY`, made from `n` and `e` on first use.
+    private func evpKey() throws(CryptoError) -> PKeyHandle {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        if let pkey { return pkey }
+        let made = try fromData(selection: GH_EVP_PKEY_PUBLIC_KEY, [("n", n), ("e", e)])
+        pkey = made
+        return made
+    }
+
+    /// The `RSA` used to verify, made on first use; nil if OpenSSL cannot (out of memory).
+    private func verifier() -> OpaquePointer? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        if rsa == nil, !n.isEmpty, !e.isEmpty {
+            rsa = n.withUnsafeBufferPointer { nb in
+                e.withUnsafeBufferPointer { eb in gh_rsa_public_new(nb.baseAddress, Int32(nb.count), eb.baseAddress, Int32(eb.count)) }
+            }
+            if rsa == nil { ERR_clear_error() }
+        }
+        return rsa
+    }
 
     /// Checks an RS256 signature; false for any mismatch or malformed signature.
     public func verifyRS256(signature: [UInt8], data: [UInt8]) -> Bool {
@@ -179,19 +234,18 @@ public final class RSAPublicKey: @unchecked Sendable {
     }
 
     /// Checks an RS256 signature over the bytes of `data` (no copies: a JWS signing input can
-    /// be checked in place).
+    /// be checked in place). OpenSSL's `RSA_verify` compares the whole PKCS#1 v1.5 encoding of
+    /// the SHA-256 DigestInfo; an `RSA` may verify on several threads at once.
     public func verifyRS256(signature: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer) -> Bool {
+        guard !signature.isEmpty, signature.count <= 2048, let rsa = verifier() else { return false }
         var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        let hashed = withUnsafeMutableBytes(of: &digest) { sha256(data, into: $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
-        guard hashed, !signature.isEmpty else { return false }
-        let ok = withUnsafeBytes(of: &digest) { d in
-            verifiers.withContext { ctx in
-                EVP_PKEY_verify(ctx, signature.baseAddress!.assumingMemoryBound(to: UInt8.self), signature.count,
-                                d.baseAddress!.assumingMemoryBound(to: UInt8.self), 32) == 1
-            }
+        return withUnsafeMutableBytes(of: &digest) { d in
+            let out = d.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            guard sha256(data, into: out) else { return false }
+            let ok = gh_rsa_verify_sha256(rsa, out, signature.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt32(signature.count)) == 1
+            if !ok { ERR_clear_error() }
+            return ok
         }
-        if ok != true { ERR_clear_error() }
-        return ok == true
     }
 }
 

@@ -11,8 +11,22 @@ public final class Templates: @unchecked Sendable {
     public let directory: String
     private let localesLock = NSLockLike()
     private var loadedLocales: Locales?
-    /// Template name (`pages/phone`) → its file (`<directory>/templates/pages/phone.mustache`).
-    private let files: [String: String]
+    /// Template name (`pages/phone`) → its file (`<directory>/templates/pages/phone.mustache`),
+    /// listed on first use (a request that renders nothing never lists them).
+    private var files: [String: String] {
+        filesLock.withLock {
+            if let listed { return listed }
+            let base = directory + "/templates"
+            var files: [String: String] = [:]
+            for file in ResourceFiles.walk(base, suffix: ".mustache") {
+                files[String(file.dropLast(".mustache".count))] = base + "/" + file
+            }
+            listed = files
+            return files
+        }
+    }
+    private let filesLock = NSLockLike()
+    private var listed: [String: String]?
     private let lock = NSLockLike()
     /// Parsed, linked, and per `name`/`lang` specialised templates (with a size to reserve).
     private var parsed: [String: [MustacheNode]] = [:]
@@ -25,16 +39,12 @@ public final class Templates: @unchecked Sendable {
         var templates: [String: (nodes: [MustacheNode], size: Int)] = [:]
     }
 
-    /// Lists `<directory>/templates`; templates are parsed and `<directory>/locales` loaded on use.
+    /// Checks that `<directory>/templates` exists; templates are listed and parsed, and
+    /// `<directory>/locales` loaded, on use.
     public init(directory: String) throws {
         self.directory = directory
         let base = directory + "/templates"
         guard ResourceFiles.isDirectory(base) else { throw TemplateError("no templates in \(base)") }
-        var files: [String: String] = [:]
-        for file in ResourceFiles.walk(base, suffix: ".mustache") {
-            files[String(file.dropLast(".mustache".count))] = base + "/" + file
-        }
-        self.files = files
     }
 
     /// The localized strings, loaded on first use (an API request that renders nothing never
@@ -116,19 +126,14 @@ public final class Templates: @unchecked Sendable {
         }
     }
 
-    /// The folder of templates shipped inside the build: `gatehouse_AuthWeb.resources` next to
-    /// the executable (what SwiftPM copies there), else the source tree's `Resources/`.
+    /// The templates shipped inside the build: the copy of `Resources/` compiled into the binary
+    /// (`ResourceFiles.embedded`), else the source tree's `Resources/` next to this file.
     public static var bundledDirectory: String? {
-        var bases: [String] = []
-        if let exe = ResourceFiles.executableDirectory { bases.append(exe + "/gatehouse_AuthWeb.resources") }
+        if ResourceFiles.isDirectory(ResourceFiles.embedded + "/templates") { return ResourceFiles.embedded }
         let source = #filePath
-        if let slash = source.lastIndex(of: "/") { bases.append(String(source[..<slash])) }
-        for base in bases {
-            for candidate in [base, base + "/Resources"] where ResourceFiles.isDirectory(candidate + "/templates") {
-                return candidate
-            }
-        }
-        return nil
+        guard let slash = source.lastIndex(of: "/") else { return nil }
+        let candidate = String(source[..<slash]) + "/Resources"
+        return ResourceFiles.isDirectory(candidate + "/templates") ? candidate : nil
     }
 
     /// Renders `name` with the locale's strings as `t`, plus `lang` and `values` (which may not

@@ -20,4 +20,32 @@ static inline long gh_BIO_get_mem_data(BIO *b, char **pp) { return BIO_get_mem_d
 static inline int gh_EVP_PKEY_CTX_set_rsa_keygen_bits(EVP_PKEY_CTX *ctx, int bits) {
     return EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, bits);
 }
+
+/* RS256 verification and SHA-256 without OpenSSL 3's provider machinery: a process that only
+   verifies (a CGI request) then skips loading the default provider and building its name map
+   (several million instructions). These are OpenSSL's own RSA (PKCS#1 v1.5 with the DigestInfo
+   of SHA-256 compared whole, as EVP_PKEY_verify does) and SHA-256 block functions, deprecated
+   as interfaces in 3.0 but the same code the providers call. */
+#include <openssl/sha.h>
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+static inline int gh_sha256(const void *data, size_t len, unsigned char *out) {
+    SHA256_CTX c;
+    return SHA256_Init(&c) == 1 && SHA256_Update(&c, data, len) == 1 && SHA256_Final(out, &c) == 1;
+}
+/* An RSA public key from big-endian n and e; NULL on failure. */
+static inline RSA *gh_rsa_public_new(const unsigned char *n, int nlen, const unsigned char *e, int elen) {
+    RSA *rsa = RSA_new();
+    BIGNUM *bn = BN_bin2bn(n, nlen, NULL), *be = BN_bin2bn(e, elen, NULL);
+    if (rsa == NULL || bn == NULL || be == NULL || RSA_set0_key(rsa, bn, be, NULL) != 1) {
+        BN_free(bn); BN_free(be); RSA_free(rsa);
+        return NULL;
+    }
+    return rsa;
+}
+static inline int gh_rsa_verify_sha256(RSA *rsa, const unsigned char *digest, const unsigned char *sig, unsigned int siglen) {
+    return RSA_verify(NID_sha256, digest, 32, sig, siglen, rsa);
+}
+static inline void gh_rsa_free(RSA *rsa) { RSA_free(rsa); }
+#pragma clang diagnostic pop
 #endif

@@ -12,17 +12,40 @@ public struct PathPattern: Sendable, CustomStringConvertible {
     /// True when no segment captures: the pattern then matches its own text.
     public let isLiteral: Bool
 
+    /// The pattern's bytes before its first capture (all of them for a literal pattern): a path
+    /// that does not start with them cannot match.
+    let head: [UInt8]
+
     public init(_ pattern: String) {
         description = pattern
         // Split on UTF-8 bytes: `/`, `{` and `}` are ASCII, so never part of a longer sequence.
-        segments = Array(pattern.utf8).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().map { seg in
-            guard let open = seg.firstIndex(of: UInt8(ascii: "{")), let close = seg.firstIndex(of: UInt8(ascii: "}")), open < close else {
-                return .literal(Array(seg))
+        let bytes = Array(pattern.utf8)
+        var segments: [Segment] = []
+        var literal = true
+        var start = bytes.firstIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? bytes.count + 1
+        while start <= bytes.count {
+            var end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
+            let seg = bytes[start..<end]
+            if let open = seg.firstIndex(of: UInt8(ascii: "{")), let close = seg.firstIndex(of: UInt8(ascii: "}")), open < close {
+                segments.append(.capture(prefix: Array(seg[..<open]), name: String(decoding: seg[(open + 1)..<close], as: UTF8.self),
+                                         suffix: Array(seg[(close + 1)...])))
+                literal = false
+            } else {
+                segments.append(.literal(Array(seg)))
             }
-            return .capture(prefix: Array(seg[..<open]), name: String(decoding: seg[(open + 1)..<close], as: UTF8.self),
-                            suffix: Array(seg[(close + 1)...]))
+            start = end + 1
         }
-        isLiteral = segments.allSatisfy { if case .literal = $0 { return true }; return false }
+        self.segments = segments
+        isLiteral = literal
+        head = bytes.firstIndex(of: UInt8(ascii: "{")).map { Array(bytes[..<$0]) } ?? bytes
+    }
+
+    /// Whether `path` begins with the pattern's text before its first capture.
+    func mayMatch(_ path: String) -> Bool {
+        guard head.first == UInt8(ascii: "/") else { return true }
+        var path = path
+        return path.withUTF8 { p in p.count >= head.count && head.withUnsafeBufferPointer { h in p.starts(with: h) } }
     }
 
     /// Whether `path` (a literal pattern's text) matches; between two texts that start with `/`
@@ -81,15 +104,27 @@ public struct Router<Handler> {
 
     public private(set) var routes: [Route] = []
     private var exact: [String: [Int]] = [:]
+    /// Indices of the routes whose patterns capture.
+    private var patterned: [Int] = []
     public init() {}
 
+    /// Adds a route. Between paths that start with `/`, a literal pattern matches only its own
+    /// text, so only capturing patterns are tried against the indexed paths (and only those
+    /// that start with the pattern's text before its first capture).
     public mutating func add(_ method: String, _ pattern: String, _ handler: Handler) {
         let route = Route(method: method.uppercased(), pattern: PathPattern(pattern), handler: handler)
         let index = routes.count
         routes.append(route)
-        for (path, _) in exact where route.pattern.matches(literal: path) { exact[path, default: []].append(index) }
-        if route.pattern.isLiteral, exact[pattern] == nil {
-            exact[pattern] = routes.indices.filter { routes[$0].pattern.matches(literal: pattern) }
+        if route.pattern.isLiteral, pattern.utf8.first == UInt8(ascii: "/") {
+            if exact[pattern] == nil {
+                exact[pattern] = patterned.filter { routes[$0].pattern.mayMatch(pattern) && routes[$0].pattern.match(pattern) != nil }
+            }
+            exact[pattern]!.append(index)
+        } else {
+            patterned.append(index)
+            for path in exact.keys where route.pattern.mayMatch(path) && route.pattern.matches(literal: path) {
+                exact[path]!.append(index)
+            }
         }
     }
 

@@ -18,7 +18,12 @@ struct Config {
     var socketMode: mode_t = 0o660
     var listen: String? = nil
     /// Above nginx's kept-connection pool (keepalive × worker_processes), each kept connection holding a thread.
-    var workers: Int = max(16, 2 * ProcessInfo.processInfo.activeProcessorCount)
+    /// (The processor count is asked only when the default is read: a CGI request never does.)
+    var workers: Int {
+        get { workersSetting ?? max(16, 2 * ProcessInfo.processInfo.activeProcessorCount) }
+        set { workersSetting = newValue }
+    }
+    private var workersSetting: Int?
     var maxBodyBytes = 64 * 1024
     var publicOrigin: String? = nil
     var adminToken: String? = nil
@@ -33,25 +38,53 @@ struct Config {
 
     /// Loads `path` (or the embedded default when nil), applies the environment, and returns
     /// the config with every problem found (empty when valid).
-    static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> (Config, [String]) {
+    static func load(path: String?, environment: [String: String] = Config.environment()) -> (Config, [String]) {
         var c = Config()
         var problems: [String] = []
         let file = path ?? environment["GATEHOUSE_CONFIG"]
         if let file {
             c.source = file
             do {
-                let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+                let data = try readFile(file)
                 let json = try JSONParser(maxBytes: 1 << 20, maxDepth: 16).parse(data)
                 c.apply(json, problems: &problems)
             } catch let e as JSONError {
                 problems.append("\(file): invalid JSON: \(e)")
             } catch {
-                problems.append("\(file): cannot read: \(error.localizedDescription)")
+                problems.append("\(file): cannot read: \(error)")
             }
         }
         c.applyEnvironment(environment, problems: &problems)
         c.validate(&problems)
         return (c, problems)
+    }
+
+    /// The variables the configuration reads (`getenv` each, rather than copying the whole
+    /// environment into a dictionary).
+    static let environmentNames = ["GATEHOUSE_CONFIG", "GATEHOUSE_MODE", "GATEHOUSE_DATA_DIR", "GATEHOUSE_DATABASE", "GATEHOUSE_SOCKET",
+                                   "GATEHOUSE_LISTEN", "GATEHOUSE_PUBLIC_ORIGIN", "GATEHOUSE_ADMIN_TOKEN", "GATEHOUSE_TEMPLATES_DIR",
+                                   "GATEHOUSE_WORKERS"]
+
+    static func environment() -> [String: String] {
+        var env: [String: String] = [:]
+        for name in environmentNames { if let v = getenv(name) { env[name] = String(cString: v) } }
+        return env
+    }
+
+    /// The whole file (the configuration is read with the C library: no Foundation `Data`/`URL`).
+    static func readFile(_ path: String) throws -> [UInt8] {
+        guard let f = fopen(path, "rb") else { throw ConfigError(String(cString: strerror(errno))) }
+        defer { fclose(f) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, f) }
+            if n > 0 { out.append(contentsOf: chunk[0..<n]) }
+            if n < chunk.count {
+                guard ferror(f) == 0 else { throw ConfigError(String(cString: strerror(errno))) }
+                return out
+            }
+        }
     }
 
     static let knownTopKeys: Set<String> = ["mode", "data_dir", "database", "listen", "public_origin", "admin_token", "templates_dir",

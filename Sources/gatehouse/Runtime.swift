@@ -22,8 +22,7 @@ struct Runtime {
     init(config: Config, validateTemplates: Bool = true, keepStore: Bool = false) throws {
         self.config = config
         Log.level = config.logLevel
-        try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o755])
+        try Runtime.makeDirectories(config.dataDir)
         let templates = try Templates(directory: try Runtime.resourcesDirectory(config))
         if validateTemplates { try templates.validateAll() }
         let settings = WebSettings(projects: config.projects, devMode: config.mode == .dev, publicOrigin: config.publicOrigin,
@@ -34,6 +33,16 @@ struct Runtime {
         let store = try SQLiteStore(path: config.databasePath)
         try app.keyRing.ensureKey(store: store, random: app.random)
         startStore = keepStore ? store : nil
+    }
+
+    /// `mkdir -p` with mode 0755 (an existing folder is fine).
+    static func makeDirectories(_ path: String) throws {
+        var isDir = stat()
+        if stat(path, &isDir) == 0, (isDir.st_mode & S_IFMT) == S_IFDIR { return }
+        if let slash = path.lastIndex(of: "/"), slash != path.startIndex { try makeDirectories(String(path[..<slash])) }
+        guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
+            throw ConfigError("cannot create the data folder \(path): \(String(cString: strerror(errno)))")
+        }
     }
 
     func openStore() throws -> SQLiteStore { try SQLiteStore(path: config.databasePath) }
@@ -63,7 +72,7 @@ struct Runtime {
 
     static func resourcesDirectory(_ config: Config) throws -> String {
         if let d = config.templatesDir { return d }
-        if let d = Templates.bundledDirectory, FileManager.default.fileExists(atPath: d + "/templates") { return d }
+        if let d = Templates.bundledDirectory { return d }
         if let root = projectRoot(), FileManager.default.fileExists(atPath: root + "/Sources/AuthWeb/Resources/templates") {
             return root + "/Sources/AuthWeb/Resources"
         }

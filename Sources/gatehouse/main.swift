@@ -50,7 +50,7 @@ struct Serve: ParsableCommand {
         if let socket { config.socket = socket }
         if let listen { config.listen = listen }
         if let workers { config.workers = workers }
-        let cgi = ProcessInfo.processInfo.environment["GATEWAY_INTERFACE"] != nil && config.socket == nil && config.listen == nil
+        let cgi = getenv("GATEWAY_INTERFACE") != nil && config.socket == nil && config.listen == nil
         if cgi {
             try serveCGI(config)
             return
@@ -81,7 +81,7 @@ func serveCGI(_ config: Config) throws {
 /// configuration. Anything else (other arguments, configuration problems, a socket configured)
 /// goes through `Gatehouse.main()`, which handles and reports it as always.
 func serveCGIWithoutParser() -> Bool {
-    guard ProcessInfo.processInfo.environment["GATEWAY_INTERFACE"] != nil,
+    guard getenv("GATEWAY_INTERFACE") != nil,
           let options = cgiOptions(Array(CommandLine.arguments.dropFirst())) else { return false }
     var (config, problems) = Config.load(path: options["config"])
     if let data = options["data"] { config.dataDir = data }

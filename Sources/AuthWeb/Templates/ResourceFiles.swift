@@ -4,10 +4,26 @@ import Glibc
 import Darwin
 #endif
 
-/// Reading the resource folder (templates, locales, region names) with the C library alone.
+/// Reading the resource folder (templates, locales, region names) with the C library alone, or,
+/// under `ResourceFiles.embedded`, from the copy compiled into the binary (`EmbeddedResources`,
+/// written by the EmbedResources build plugin), which needs no file I/O.
 enum ResourceFiles {
+    /// The folder name that stands for the embedded copy of `Resources/`.
+    static let embedded = "embedded:"
+
+    /// The relative path under the embedded root (`""` for the root itself), or nil.
+    private static func embeddedPath(_ path: String) -> Substring? {
+        guard path.hasPrefix(embedded) else { return nil }
+        var rest = path.dropFirst(embedded.count)
+        while rest.first == "/" { rest = rest.dropFirst() }
+        return rest
+    }
+
     /// The whole file, or nil when it cannot be read.
     static func read(_ path: String) -> [UInt8]? {
+        if let rel = embeddedPath(path) {
+            return EmbeddedResources.files[String(rel)].map { s in s.withUTF8Buffer { Array($0) } }
+        }
         guard let f = fopen(path, "rb") else { return nil }
         defer { fclose(f) }
         var out: [UInt8] = []
@@ -23,12 +39,25 @@ enum ResourceFiles {
     static func text(_ path: String) -> String? { read(path).map { String(decoding: $0, as: UTF8.self) } }
 
     static func isDirectory(_ path: String) -> Bool {
+        if let rel = embeddedPath(path) {
+            let prefix = rel.isEmpty ? "" : rel + "/"
+            return EmbeddedResources.files.keys.contains { startsWith($0, prefix) }
+        }
         var st = stat()
         return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// Names in `path` (without `.` and `..`), sorted; nil when it is not a readable folder.
     static func list(_ path: String) -> [String]? {
+        if let rel = embeddedPath(path) {
+            let prefix = rel.isEmpty ? "" : rel + "/"
+            var names = Set<String>()
+            for key in EmbeddedResources.files.keys where startsWith(key, prefix) {
+                let rest = key.utf8.dropFirst(prefix.utf8.count)
+                names.insert(String(Substring(rest.prefix { $0 != UInt8(ascii: "/") })))
+            }
+            return names.isEmpty ? nil : names.sorted()
+        }
         guard let dir = opendir(path) else { return nil }
         defer { closedir(dir) }
         var names: [String] = []
@@ -41,8 +70,19 @@ enum ResourceFiles {
         return names.sorted()
     }
 
+    /// Byte-wise prefix test (no Character comparison).
+    private static func startsWith(_ s: String, _ prefix: String) -> Bool {
+        s.utf8.count >= prefix.utf8.count && s.utf8.starts(with: prefix.utf8)
+    }
+
     /// Relative paths of the files under `path` whose names end in `suffix`, depth first.
     static func walk(_ path: String, suffix: String, prefix: String = "") -> [String] {
+        if let rel = embeddedPath(path) {
+            // Every key is a file (sorted by path: the callers use the list as a set).
+            let root = (rel.isEmpty ? "" : rel + "/")
+            return EmbeddedResources.files.keys.filter { startsWith($0, root) && $0.utf8.reversed().starts(with: suffix.utf8.reversed()) }
+                .map { prefix + String(Substring($0.utf8.dropFirst(root.utf8.count))) }.sorted()
+        }
         var out: [String] = []
         for name in list(path) ?? [] {
             let full = path + "/" + name
@@ -53,15 +93,5 @@ enum ResourceFiles {
             }
         }
         return out
-    }
-
-    /// The folder holding this executable (`/proc/self/exe`), if the system says.
-    static var executableDirectory: String? {
-        var buf = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &buf, buf.count - 1)
-        guard n > 0 else { return nil }
-        let path = String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let slash = path.lastIndex(of: "/") else { return nil }
-        return String(path[..<slash])
     }
 }
