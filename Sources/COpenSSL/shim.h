@@ -48,4 +48,7 @@ static inline int gh_rsa_verify_sha256(RSA *rsa, const unsigned char *digest, co
 }
 static inline void gh_rsa_free(RSA *rsa) { RSA_free(rsa); }
 #pragma clang diagnostic pop
+/* The kernel's CSPRNG; the Glibc module does not export <sys/random.h>. */
+#include <sys/random.h>
+static inline long gh_getrandom(void *buf, unsigned long len) { return (long)getrandom(buf, len, 0); }
 #endif
