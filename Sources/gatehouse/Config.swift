@@ -1,4 +1,5 @@
 import AuthEngine
+import AuthWeb
 import Delivery
 import FoundationEssentials
 #if canImport(Glibc)
@@ -71,20 +72,9 @@ struct Config {
         return env
     }
 
-    /// The whole file (the configuration is read with the C library: no Foundation `Data`/`URL`).
+    /// The whole file (read with the C library: no Foundation `Data`/`URL`).
     static func readFile(_ path: String) throws -> [UInt8] {
-        guard let f = fopen(path, "rb") else { throw ConfigError(String(cString: strerror(errno))) }
-        defer { fclose(f) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, f) }
-            if n > 0 { out.append(contentsOf: chunk[0..<n]) }
-            if n < chunk.count {
-                guard ferror(f) == 0 else { throw ConfigError(String(cString: strerror(errno))) }
-                return out
-            }
-        }
+        do { return try LocalFile.read(path) } catch { throw ConfigError("\(error)") }
     }
 
     static let knownTopKeys: Set<String> = ["mode", "data_dir", "database", "listen", "public_origin", "admin_token", "templates_dir",

@@ -24,15 +24,7 @@ enum ResourceFiles {
         if let rel = embeddedPath(path) {
             return EmbeddedResources.files[String(rel)].map { s in s.withUTF8Buffer { Array($0) } }
         }
-        guard let f = fopen(path, "rb") else { return nil }
-        defer { fclose(f) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, f) }
-            if n > 0 { out.append(contentsOf: chunk[0..<n]) }
-            if n < chunk.count { return ferror(f) == 0 ? out : nil }
-        }
+        return try? LocalFile.read(path)
     }
 
     /// The file as UTF-8 text.
@@ -93,5 +85,30 @@ enum ResourceFiles {
             }
         }
         return out
+    }
+}
+
+/// A whole local file read with the C library (no Foundation), for the resource folder and the
+/// configuration file.
+public enum LocalFile {
+    /// Why a file could not be read: the system's message.
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The file's bytes.
+    public static func read(_ path: String) throws -> [UInt8] {
+        guard let f = fopen(path, "rb") else { throw Failure(description: String(cString: strerror(errno))) }
+        defer { fclose(f) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, f) }
+            if n > 0 { out.append(contentsOf: chunk[0..<n]) }
+            if n < chunk.count {
+                guard ferror(f) == 0 else { throw Failure(description: String(cString: strerror(errno))) }
+                return out
+            }
+        }
     }
 }
