@@ -1,6 +1,7 @@
 import COpenSSL
 
-/// SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 2104 / RFC 4231) over OpenSSL's EVP interfaces.
+/// SHA-256 (FIPS 180-4, OpenSSL's SHA-256 functions) and HMAC-SHA-256 (RFC 2104 / RFC 4231, over
+/// the fetched EVP SHA-256 so its contexts can be prepared and copied, see `HMACKey`).
 public enum Digest {
     public static func sha256(_ data: [UInt8]) -> [UInt8] {
         data.withUnsafeBytes { sha256(bytes: $0) }
@@ -10,10 +11,10 @@ public enum Digest {
         text.utf8.withContiguousStorageIfAvailable { sha256(bytes: UnsafeRawBufferPointer($0)) } ?? sha256(Array(text.utf8))
     }
 
-    /// SHA-256 of raw bytes (the fetched digest: no per-call algorithm look-up).
+    /// SHA-256 of raw bytes (no provider is loaded for a hash).
     public static func sha256(bytes: UnsafeRawBufferPointer) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: 32) { out, count in
-            precondition(AuthCrypto.sha256(bytes, into: out.baseAddress!), "EVP_Digest(SHA-256) failed")
+            precondition(AuthCrypto.sha256(bytes, into: out.baseAddress!), "SHA-256 failed")
             count = 32
         }
     }

@@ -17,23 +17,19 @@ func sha256(_ data: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8
     gh_sha256(data.baseAddress ?? UnsafeRawPointer(bitPattern: 1), data.count, out) == 1
 }
 
-/// Ready `EVP_PKEY_CTX`s for RS256 (RSASSA-PKCS1-v1_5 over a SHA-256 digest) on one key: each is
-/// initialised once for signing or verifying (padding and digest set) and then reused, so a
+/// Ready `EVP_PKEY_CTX`s for RS256 signing (RSASSA-PKCS1-v1_5 over a SHA-256 digest) with one
+/// private key: each is initialised once (padding and digest set) and then reused, so a
 /// signature costs the RSA operation and the hash, without OpenSSL 3's per-call provider fetch
-/// and context set-up. A context serves one thread at a time: `withContext` takes one from the
+/// and context set-up. (Verifying uses `RSA_verify` on the public numbers, see `RSAPublicKey`.) A context serves one thread at a time: `withContext` takes one from the
 /// pool (or makes one) and gives it back after `body`. At most `maxIdle` are kept.
 final class PKeyContextPool: @unchecked Sendable {
-    enum Operation { case sign, verify }
-
     static let maxIdle = 64
     private let key: PKeyHandle
-    private let operation: Operation
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var idle: [OpaquePointer] = []
 
-    init(key: PKeyHandle, operation: Operation) {
+    init(key: PKeyHandle) {
         self.key = key
-        self.operation = operation
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
         idle.reserveCapacity(8)
@@ -60,10 +56,10 @@ final class PKeyContextPool: @unchecked Sendable {
         return result
     }
 
-    /// A new context for this pool's key and operation, PKCS#1 v1.5 padding, SHA-256.
+    /// A new signing context for this pool's key, PKCS#1 v1.5 padding, SHA-256.
     private func make() -> OpaquePointer? {
         guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { ERR_clear_error(); return nil }
-        let ready = (operation == .sign ? EVP_PKEY_sign_init(ctx) : EVP_PKEY_verify_init(ctx)) == 1
+        let ready = EVP_PKEY_sign_init(ctx) == 1
             && EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) == 1
             && EVP_PKEY_CTX_set_signature_md(ctx, fetchedSHA256) == 1
         guard ready else {
@@ -72,12 +68,5 @@ final class PKeyContextPool: @unchecked Sendable {
             return nil
         }
         return ctx
-    }
-
-    /// Idle contexts (for tests).
-    var idleCount: Int {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return idle.count
     }
 }

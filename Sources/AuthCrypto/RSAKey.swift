@@ -37,7 +37,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
 
     init(handle: PKeyHandle) {
         self.handle = handle
-        signers = PKeyContextPool(key: handle, operation: .sign)
+        signers = PKeyContextPool(key: handle)
     }
 
     /// Generates a fresh key (default 2048 bits) from OpenSSL's CSPRNG.
@@ -62,7 +62,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
             throw CryptoError(operation: "PEM_read_bio_PrivateKey", detail: "not an RSA key")
         }
         handle = PKeyHandle(key)
-        signers = PKeyContextPool(key: handle, operation: .sign)
+        signers = PKeyContextPool(key: handle)
     }
 
     /// Builds a key from its JWK components (RFC 7518 §6.3), big-endian unsigned integers.
@@ -71,7 +71,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
             ("n", n), ("e", e), ("d", d), ("rsa-factor1", p), ("rsa-factor2", q),
             ("rsa-exponent1", dp), ("rsa-exponent2", dq), ("rsa-coefficient1", qi),
         ])
-        signers = PKeyContextPool(key: handle, operation: .sign)
+        signers = PKeyContextPool(key: handle)
     }
 
     /// PKCS#8 PEM. Secret: store it, never log it.
@@ -86,7 +86,6 @@ public final class RSAPrivateKey: @unchecked Sendable {
 
     public var publicKey: RSAPublicKey { RSAPublicKey(handle: handle) }
 
-
     /// RS256 signature over `data` (RSASSA-PKCS1-v1_5 over its SHA-256 digest; deterministic).
     public func signRS256(_ data: [UInt8]) throws(CryptoError) -> [UInt8] {
         let result: Result<[UInt8], CryptoError> = data.withUnsafeBytes { d in
@@ -99,7 +98,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
     public func signRS256(bytes data: UnsafeRawBufferPointer) throws(CryptoError) -> [UInt8] {
         var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         let hashed = withUnsafeMutableBytes(of: &digest) { sha256(data, into: $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
-        guard hashed else { throw CryptoError.fromOpenSSL("EVP_Digest") }
+        guard hashed else { throw CryptoError.fromOpenSSL("SHA256") }
         let pool = signers
         var sig = [UInt8](repeating: 0, count: Int(EVP_PKEY_get_size(handle.pointer)))
         let len = withUnsafeBytes(of: &digest) { d in
