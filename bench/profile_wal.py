@@ -62,8 +62,6 @@ def page_owners(db, wal, tmp):
     shutil.copy(wal, copy / "db-wal")
     con = sqlite3.connect(str(copy / "db"))
     owners = {pgno: name for name, pgno in con.execute("SELECT name, pageno FROM dbstat")}
-    for (n,) in con.execute("PRAGMA freelist_count"):
-        pass
     con.close()
     return owners
 
