@@ -96,8 +96,9 @@ extension PhoneSignIn {
 /// with k = HMAC(secret, "phone-session"). A copy of the table alone (nonces and hashes) gives
 /// neither sessionInfos nor codes; the secret recomputes the sessionInfo of a pending code.
 struct PhoneKeys {
-    let sessionKey: [UInt8]
-    let codeKey: [UInt8]
+    /// Prepared once per secret (`PhoneKeyCache`): a MAC then hashes only its message.
+    let sessionKey: HMACKey
+    let codeKey: HMACKey
 
     static func load(store: SecretStore, random: RandomSource, at now: Millis) throws -> PhoneKeys {
         let secret = try store.secret(named: "phone") ?? store.insertSecretIfAbsent(named: "phone", value: random.bytes(32), at: now)
@@ -110,14 +111,23 @@ struct PhoneKeys {
 
     /// 96 bytes → 128 base64url characters after the prefix: long, opaque, unguessable.
     func sessionInfo(nonce: [UInt8]) -> String {
+        var message = [UInt8](repeating: 0, count: 1 + nonce.count)
+        message.replaceSubrange(1..., with: nonce)
         var bytes: [UInt8] = []
-        for block in 1...3 { bytes += Digest.hmacSHA256(key: sessionKey, data: Array("\(block)".utf8) + nonce) }
+        bytes.reserveCapacity(96)
+        for block: UInt8 in 1...3 {
+            message[0] = 0x30 + block  // "1", "2", "3"
+            bytes += sessionKey.mac(message)
+        }
         return PhoneSignIn.sessionPrefix + Base64URL.encode(bytes)
     }
 
     /// The keyed hash of a code, bound to its verification so equal codes hash differently.
     func codeHash(_ code: String, nonce: [UInt8]) -> [UInt8] {
-        Digest.hmacSHA256(key: codeKey, data: nonce + Array(("|" + code).utf8))
+        var message = nonce
+        message.append(UInt8(ascii: "|"))
+        message += code.utf8
+        return codeKey.mac(message)
     }
 }
 
@@ -128,8 +138,8 @@ final class PhoneKeyCache: @unchecked Sendable {
 
     func keys(for secret: [UInt8]) -> PhoneKeys {
         if let hit = lock.withLock({ entries.first(where: { $0.secret == secret })?.keys }) { return hit }
-        let keys = PhoneKeys(sessionKey: Digest.hmacSHA256(key: secret, "phone-session"),
-                             codeKey: Digest.hmacSHA256(key: secret, "phone-code"))
+        let keys = PhoneKeys(sessionKey: HMACKey(Digest.hmacSHA256(key: secret, "phone-session")),
+                             codeKey: HMACKey(Digest.hmacSHA256(key: secret, "phone-code")))
         lock.withLock {
             if entries.count >= 8 { entries.removeFirst() }
             entries.append((secret, keys))

@@ -170,6 +170,7 @@ extension PhoneSignIn {
             isNew = true
         }
         if account.disabled { throw AuthError(.userDisabled) }
+        let providers = account.providers
         account.upsertProvider(ProviderInfo(providerID: "phone", rawID: e164, phoneNumber: e164))
         account.lastLoginAt = now
         if request.issueTokens { account.lastRefreshAt = now }
@@ -178,7 +179,9 @@ extension PhoneSignIn {
         } else if linking {
             try store.updateAccount(account)
         } else {
-            try store.recordPhoneSignIn(account)
+            // A returning user's phone provider is usually already there as it is: the JSON
+            // column is then left alone.
+            try store.recordPhoneSignIn(account, providersChanged: account.providers != providers)
         }
         let event = isNew ? "phone.sign_up" : linking ? "phone.link" : request.operation == .reauth ? "phone.reauth" : "phone.sign_in"
         try store.audit(AuditEvent(projectID: project.id, event: event, localID: account.localID, remoteAddress: request.remoteAddress), at: now)

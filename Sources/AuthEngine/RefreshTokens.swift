@@ -42,7 +42,7 @@ public struct RefreshTokens {
             }
             if record.revokedAt != nil { throw AuthError(.tokenExpired) }
             if let rotated = record.rotatedAt, now - rotated > graceSeconds * 1000 || now < rotated {
-                try store.revokeRefreshFamily(record.familyID, at: now)
+                try store.revokeRefreshFamily(record.familyID, project: record.projectID, localID: record.localID, at: now)
                 return .reused(familyID: record.familyID, localID: record.localID)
             }
             guard var account = try store.account(project: project, localID: record.localID) else { throw AuthError(.userNotFound) }

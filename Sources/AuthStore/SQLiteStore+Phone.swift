@@ -44,9 +44,14 @@ extension SQLiteStore: PhoneStore {
         }
     }
 
-    public func recordPhoneSignIn(_ a: Account) throws {
-        try db.run("UPDATE accounts SET last_login_at = ?, last_refresh_at = ?, providers = ? WHERE project_id = ? AND local_id = ?",
-                   [a.lastLoginAt, a.lastRefreshAt, SQLiteStore.encodeProviders(a.providers), a.projectID, a.localID])
+    public func recordPhoneSignIn(_ a: Account, providersChanged: Bool) throws {
+        if providersChanged {
+            try db.run("UPDATE accounts SET last_login_at = ?, last_refresh_at = ?, providers = ? WHERE project_id = ? AND local_id = ?",
+                       [a.lastLoginAt, a.lastRefreshAt, SQLiteStore.encodeProviders(a.providers), a.projectID, a.localID])
+        } else {
+            try db.run("UPDATE accounts SET last_login_at = ?, last_refresh_at = ? WHERE project_id = ? AND local_id = ?",
+                       [a.lastLoginAt, a.lastRefreshAt, a.projectID, a.localID])
+        }
     }
 
     public func consumePhoneVerification(sessionHash: [UInt8], now: Millis, maxAttempts: Int) throws -> Bool {

@@ -24,8 +24,11 @@ extension SQLiteStore: SessionStore {
                    [at, hash]) == 1
     }
 
-    public func revokeRefreshFamily(_ familyID: String, at: Millis) throws {
-        try db.run("UPDATE refresh_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL", [at, familyID])
+    public func revokeRefreshFamily(_ familyID: String, project: String, localID: String, at: Millis) throws {
+        try db.run("""
+            UPDATE refresh_tokens SET revoked_at = ?
+            WHERE project_id = ? AND local_id = ? AND family_id = ? AND revoked_at IS NULL
+            """, [at, project, localID, familyID])
     }
 
     @discardableResult

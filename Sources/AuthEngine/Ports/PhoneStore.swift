@@ -59,8 +59,9 @@ public protocol PhoneStore: Transactional {
     /// returns the new count, or nil when nothing was counted.
     func recordWrongPhoneCode(sessionHash: [UInt8], maxAttempts: Int) throws -> Int?
     /// Records a sign-in on an existing account whose number did not change: only its login
-    /// times and providers are written (its other columns, and so their indexes, stay as they are).
-    func recordPhoneSignIn(_ account: Account) throws
+    /// times, and its providers when `providersChanged`, are written (its other columns, and so
+    /// their indexes, stay as they are).
+    func recordPhoneSignIn(_ account: Account, providersChanged: Bool) throws
     /// Marks the verification consumed if it is unconsumed, not superseded, unexpired at `now`
     /// and below `maxAttempts`; true when this call consumed it.
     func consumePhoneVerification(sessionHash: [UInt8], now: Millis, maxAttempts: Int) throws -> Bool

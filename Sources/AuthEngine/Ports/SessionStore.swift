@@ -50,8 +50,8 @@ public protocol SessionStore: Transactional {
     func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord?
     /// Marks the token rotated if it is neither rotated nor revoked; false when it already was.
     func markRefreshTokenRotated(hash: [UInt8], at: Millis) throws -> Bool
-    /// Revokes every token of a family (reuse of a rotated token).
-    func revokeRefreshFamily(_ familyID: String, at: Millis) throws
+    /// Revokes every token of a family (reuse of a rotated token); a family belongs to one user.
+    func revokeRefreshFamily(_ familyID: String, project: String, localID: String, at: Millis) throws
     /// Revokes the user's refresh tokens created before `createdBefore`; returns how many.
     @discardableResult
     func revokeRefreshTokens(project: String, localID: String, createdBefore: Millis, at: Millis) throws -> Int
