@@ -13,13 +13,10 @@ struct Runtime {
 
     let config: Config
     let app: WebApp
-    /// The connection opened (and migrated) at start, kept only when asked (`keepStore`): a CGI
-    /// request then serves on it instead of opening and checking the database a second time.
-    let startStore: SQLiteStore?
-
     /// `validateTemplates`: parse every template now so a broken one fails at start (all but CGI
-    /// mode, where each request is a new process and parses only what it renders).
-    init(config: Config, validateTemplates: Bool = true, keepStore: Bool = false) throws {
+    /// mode, where each request is a new process and parses only what it renders). `store`: the
+    /// connection to check the signing key on (CGI serves on it); else one opened for that.
+    init(config: Config, validateTemplates: Bool = true, store: SQLiteStore? = nil) throws {
         self.config = config
         Log.level = config.logLevel
         try Runtime.makeDirectories(config.dataDir)
@@ -30,9 +27,21 @@ struct Runtime {
         app = WebApp(settings: settings, templates: templates)
         app.externalVerifier = SiteVerifier()
         // Migrate and make sure a signing key exists before any worker starts.
-        let store = try SQLiteStore(path: config.databasePath)
-        try app.keyRing.ensureKey(store: store, random: app.random)
-        startStore = keepStore ? store : nil
+        try app.keyRing.ensureKey(store: try store ?? Runtime.openMigrated(config.databasePath), random: app.random)
+    }
+
+    /// Opens the database and applies the migrations it lacks. A current schema is recognised
+    /// by its version (one read) rather than by a write transaction per migration.
+    static func openMigrated(_ path: String) throws -> SQLiteStore {
+        let store = try SQLiteStore(path: path, migrate: false)
+        try migrateIfBehind(store)
+        return store
+    }
+
+    static func migrateIfBehind(_ store: SQLiteStore) throws {
+        let latest = Migrations.all.map(\.version).max() ?? 0
+        if let version = try? Migrations.version(store.db), version >= latest { return }
+        _ = try Migrations.migrate(store.db)
     }
 
     /// `mkdir -p` with mode 0755 (an existing folder is fine).

@@ -68,12 +68,18 @@ struct Serve: ParsableCommand {
     }
 }
 
-/// One CGI request: templates are parsed as they are rendered, not all at start, and the request
-/// is served on the connection the start-up opened (one database open and schema check).
+/// One CGI request: templates are parsed as they are rendered, not all at start; the request is
+/// served on the connection the start-up opened (one database open and schema check), configured
+/// for one request, and its reads share one read transaction (see `SQLiteConnection.sharedRead`).
 func serveCGI(_ config: Config) throws {
-    let runtime = try Runtime(config: config, validateTemplates: false, keepStore: true)
-    let store = try runtime.startStore ?? runtime.openStore()
-    CGIResponder.serveOne(maxBodyBytes: config.maxBodyBytes, handler: runtime.app.handler(store: store), log: { Log.error($0) })
+    SQLiteConnection.configureForOneRequest()
+    try Runtime.makeDirectories(config.dataDir)
+    let store = try SQLiteStore(path: config.databasePath, migrate: false)
+    try store.db.sharedRead {
+        try Runtime.migrateIfBehind(store)
+        let runtime = try Runtime(config: config, validateTemplates: false, store: store)
+        CGIResponder.serveOne(maxBodyBytes: config.maxBodyBytes, handler: runtime.app.handler(store: store), log: { Log.error($0) })
+    }
 }
 
 /// CGI mode without the command-line parser, whose start-up costs a fifth of a CGI request: taken
