@@ -31,9 +31,6 @@ let package = Package(
     products: [
         .executable(name: "gatehouse", targets: ["gatehouse"]),
     ],
-    dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-    ],
     targets: [
         // Thin wrappers over Debian's C libraries; each imported by exactly one Swift target.
         .systemLibrary(name: "CFastCGI", path: "Sources/CFastCGI"),
@@ -74,7 +71,6 @@ let package = Package(
             name: "gatehouse",
             dependencies: [
                 "HTTP", "FastCGI", "AuthCrypto", "AuthEngine", "AuthStore", "Delivery", "AuthWeb",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swift5,
             linkerSettings: startupLinkerFlags

@@ -2,7 +2,6 @@ import AuthEngine
 import AuthStore
 import AuthWeb
 import Delivery
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -82,25 +81,24 @@ struct Runtime {
     static func resourcesDirectory(_ config: Config) throws -> String {
         if let d = config.templatesDir { return d }
         if let d = Templates.bundledDirectory { return d }
-        if let root = projectRoot(), FileManager.default.fileExists(atPath: root + "/Sources/AuthWeb/Resources/templates") {
+        if let root = projectRoot(), Files.exists(root + "/Sources/AuthWeb/Resources/templates") {
             return root + "/Sources/AuthWeb/Resources"
         }
-        for d in ["/usr/local/share/gatehouse", "/usr/share/gatehouse"] where FileManager.default.fileExists(atPath: d + "/templates") { return d }
+        for d in ["/usr/local/share/gatehouse", "/usr/share/gatehouse"] where Files.exists(d + "/templates") { return d }
         throw ConfigError("cannot find the templates folder; set templates_dir")
     }
 
     /// The source checkout this binary was built in (for `public/` and `nginx/`), found by walking
     /// up from the executable; `GATEHOUSE_HOME` overrides.
     static func projectRoot() -> String? {
-        if let h = ProcessInfo.processInfo.environment["GATEHOUSE_HOME"] { return h }
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        if let h = getenv("GATEHOUSE_HOME") { return String(cString: h) }
+        let exe = Files.readLink("/proc/self/exe") ?? Files.absolute(CommandLine.arguments[0])
+        var dir = Files.parent(exe)
         for _ in 0..<8 {
-            if FileManager.default.fileExists(atPath: dir.path + "/public/gatehouse.css"),
-               FileManager.default.fileExists(atPath: dir.path + "/nginx") { return dir.path }
-            dir = dir.deletingLastPathComponent()
+            if Files.exists(dir + "/public/gatehouse.css"), Files.exists(dir + "/nginx") { return dir }
+            dir = Files.parent(dir)
         }
-        for d in ["/usr/local/share/gatehouse", "/usr/share/gatehouse"] where FileManager.default.fileExists(atPath: d + "/public") { return d }
+        for d in ["/usr/local/share/gatehouse", "/usr/share/gatehouse"] where Files.exists(d + "/public") { return d }
         return nil
     }
 }
