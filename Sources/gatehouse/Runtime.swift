@@ -15,7 +15,9 @@ struct Runtime {
     /// `validateTemplates`: parse every template now so a broken one fails at start (all but CGI
     /// mode, where each request is a new process and parses only what it renders). `store`: the
     /// connection to check the signing key on (CGI serves on it); else one opened for that.
-    init(config: Config, validateTemplates: Bool = true, store: SQLiteStore? = nil) throws {
+    /// `deleteExpiredKeys`: also delete signing keys whose publication ended (a write
+    /// transaction); CGI leaves that to the next rotation or start of any other command.
+    init(config: Config, validateTemplates: Bool = true, store: SQLiteStore? = nil, deleteExpiredKeys: Bool = true) throws {
         self.config = config
         Log.level = config.logLevel
         try Runtime.makeDirectories(config.dataDir)
@@ -26,7 +28,8 @@ struct Runtime {
         app = WebApp(settings: settings, templates: templates)
         app.externalVerifier = SiteVerifier()
         // Migrate and make sure a signing key exists before any worker starts.
-        try app.keyRing.ensureKey(store: try store ?? Runtime.openMigrated(config.databasePath), random: app.random)
+        let keyStore = try store ?? Runtime.openMigrated(config.databasePath)
+        try app.keyRing.ensureKey(store: deleteExpiredKeys ? keyStore : SigningKeysOnly(store: keyStore), random: app.random)
     }
 
     /// Opens the database and applies the migrations it lacks. A current schema is recognised
@@ -106,4 +109,16 @@ struct Runtime {
 struct ConfigError: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }
+}
+
+/// A store seen only as a `SigningKeyStore`, so `KeyRing.ensureKey` does not delete expired keys
+/// (they are no longer published either way; a rotation deletes them).
+private struct SigningKeysOnly: SigningKeyStore {
+    let store: SQLiteStore
+    func transaction<T>(_ body: () throws -> T) throws -> T { try store.transaction(body) }
+    func publishedSigningKeys(at now: Millis) throws -> [SigningKeyRecord] { try store.publishedSigningKeys(at: now) }
+    func insertSigningKey(_ key: SigningKeyRecord) throws { try store.insertSigningKey(key) }
+    func retireSigningKeys(except kid: String, at: Millis, expiresAt: Millis) throws {
+        try store.retireSigningKeys(except: kid, at: at, expiresAt: expiresAt)
+    }
 }

@@ -107,7 +107,7 @@ func serveCGI(_ config: Config) throws {
     let store = try SQLiteStore(path: config.databasePath, migrate: false)
     try store.db.sharedRead {
         try Runtime.migrateIfBehind(store)
-        let runtime = try Runtime(config: config, validateTemplates: false, store: store)
+        let runtime = try Runtime(config: config, validateTemplates: false, store: store, deleteExpiredKeys: false)
         CGIResponder.serveOne(maxBodyBytes: config.maxBodyBytes, handler: runtime.app.handler(store: store), log: { Log.error($0) })
     }
 }
