@@ -18,14 +18,18 @@ let startupLinkerFlags: [LinkerSetting] = [.unsafeFlags([
 let startupLinkerFlags: [LinkerSetting] = []
 #endif
 
+/// SQLite and libfcgi are linked from Debian's static archives (libsqlite3-dev, libfcgi-dev) on
+/// Linux: a CGI process then neither maps, relocates nor looks up symbols in two more shared
+/// libraries. OpenSSL stays shared so that its security updates reach the binary without a build.
+func staticLibrary(_ name: String) -> [LinkerSetting] {
+    [.linkedLibrary(":lib\(name).a", .when(platforms: [.linux])), .linkedLibrary(name, .when(platforms: [.macOS]))]
+}
+
 let package = Package(
     name: "gatehouse",
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "gatehouse", targets: ["gatehouse"]),
-    ],
-    dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // Thin wrappers over Debian's C libraries; each imported by exactly one Swift target.
@@ -45,10 +49,11 @@ let package = Package(
 
         .target(name: "JSONValue", swiftSettings: swift5),
         .target(name: "HTTP", dependencies: ["JSONValue"], swiftSettings: swift5),
-        .target(name: "FastCGI", dependencies: ["HTTP", "CFastCGI"], swiftSettings: swift5),
+        .target(name: "FastCGI", dependencies: ["HTTP", "CFastCGI"], swiftSettings: swift5, linkerSettings: staticLibrary("fcgi")),
         .target(name: "AuthCrypto", dependencies: ["COpenSSL"], swiftSettings: swift5),
         .target(name: "AuthEngine", dependencies: ["AuthCrypto", "JSONValue", "CPhoneNumber"], swiftSettings: swift5),
-        .target(name: "AuthStore", dependencies: ["AuthEngine", "JSONValue", "CSQLite"], swiftSettings: swift5),
+        .target(name: "AuthStore", dependencies: ["AuthEngine", "JSONValue", "CSQLite"], swiftSettings: swift5,
+                linkerSettings: staticLibrary("sqlite3")),
         .target(name: "Delivery", dependencies: ["AuthEngine", "CCurl"], swiftSettings: swift5),
         // Resources/ (templates, locales, region data) is compiled into the binary by the
         // EmbedResources plugin rather than shipped as a SwiftPM resource bundle, whose generated
@@ -66,7 +71,6 @@ let package = Package(
             name: "gatehouse",
             dependencies: [
                 "HTTP", "FastCGI", "AuthCrypto", "AuthEngine", "AuthStore", "Delivery", "AuthWeb",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swift5,
             linkerSettings: startupLinkerFlags

@@ -1,45 +1,34 @@
 import COpenSSL
 
-/// An HMAC-SHA-256 key (RFC 2104) prepared once for many messages: SHA-256 contexts that have
+/// An HMAC-SHA-256 key (RFC 2104) prepared once for many messages: SHA-256 states that have
 /// already absorbed the key's inner and outer pad blocks. A MAC copies them (no key schedule,
-/// no algorithm look-up), so it costs the hash of the message and of the inner digest.
+/// no algorithm look-up), so it costs the hash of the message and of the inner digest. The
+/// states are OpenSSL's SHA-256 block functions' (`gh_hmac_sha256*`), not EVP's: EVP would fetch
+/// SHA-256 from the default provider first, which in a process that computes one MAC (a CGI
+/// page's CSRF token) costs more than everything else the page does.
 ///
-/// The prepared contexts are never written after `init`, so any number of threads may use one
+/// The prepared states are never written after `init`, so any number of threads may use one
 /// `HMACKey` at once; each call works on its own copy. The key itself is not kept. Whoever holds
 /// the key holds its `HMACKey` (there is no cache keyed by key bytes).
 public final class HMACKey: @unchecked Sendable {
-    /// After the inner pad block (key ⊕ 0x36) and after the outer one (key ⊕ 0x5c).
-    private let inner: OpaquePointer
-    private let outer: OpaquePointer
+    private let key: UnsafeMutablePointer<gh_hmac_sha256_key>
 
-    public init(_ key: [UInt8]) {
-        guard let i = EVP_MD_CTX_new(), let o = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new failed") }
-        let ok = HMACKey.withPads(key) { ipad, opad in
-            EVP_DigestInit_ex(i, fetchedSHA256, nil) == 1 && EVP_DigestUpdate(i, ipad, 64) == 1
-                && EVP_DigestInit_ex(o, fetchedSHA256, nil) == 1 && EVP_DigestUpdate(o, opad, 64) == 1
-        }
+    public init(_ bytes: [UInt8]) {
+        key = .allocate(capacity: 1)
+        let ok = HMACKey.withPads(bytes) { ipad, opad in gh_hmac_sha256_prepare(key, ipad, opad) == 1 }
         precondition(ok, "HMAC(SHA-256) key set-up failed")
-        inner = i
-        outer = o
     }
 
     deinit {
-        EVP_MD_CTX_free(inner)
-        EVP_MD_CTX_free(outer)
+        OPENSSL_cleanse(key, MemoryLayout<gh_hmac_sha256_key>.size)
+        key.deallocate()
     }
 
     /// HMAC-SHA-256 of `bytes` under this key (32 bytes).
     public func mac(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
-        guard let ctx = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new failed") }
-        defer { EVP_MD_CTX_free(ctx) }
         var digest = [UInt8](repeating: 0, count: 32)
-        let ok = EVP_MD_CTX_copy_ex(ctx, inner) == 1
-            && EVP_DigestUpdate(ctx, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), bytes.count) == 1
-            && EVP_DigestFinal_ex(ctx, &digest, nil) == 1
-            && EVP_MD_CTX_copy_ex(ctx, outer) == 1
-            && EVP_DigestUpdate(ctx, digest, 32) == 1
-            && EVP_DigestFinal_ex(ctx, &digest, nil) == 1
-        precondition(ok, "HMAC(SHA-256) failed")
+        let ok = gh_hmac_sha256(key, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), bytes.count, &digest)
+        precondition(ok == 1, "HMAC(SHA-256) failed")
         return digest
     }
 

@@ -71,3 +71,13 @@ final class SQLiteHandle {
         return stmt
     }
 }
+
+extension SQLiteConnection {
+    /// Set by `configureForOneRequest`: every connection writes on its own handle (no file-wide
+    /// writer handle or write lock: a second open of the file buys nothing in a process that
+    /// serves one request on one thread).
+    public private(set) static var oneRequest = false
+
+    /// For a process that serves one request (CGI), before its first connection.
+    public static func configureForOneRequest() { oneRequest = true }
+}

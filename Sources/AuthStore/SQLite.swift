@@ -65,12 +65,18 @@ public final class SQLiteConnection {
     private var transactionDepth = 0
     private var lastRowID: Int64 = 0
     let gate: WriteGate?
+    /// Inside `sharedRead`: reads outside a transaction join one read transaction on `own`.
+    private var sharing = false
+    /// The shared read transaction is open (`BEGIN` ran on `own`).
+    private var readOpen = false
+    /// Inside `writing`: statements are writes (or reads of a write transaction).
+    private var inWrite = false
 
     public init(path: String, busyTimeoutMillis: Int32 = 5000) throws {
         own = try SQLiteHandle(path: path, busyTimeoutMillis: busyTimeoutMillis, writer: false)
         active = own
         self.path = path
-        gate = WriteGate.for(path: path, busyTimeoutMillis: busyTimeoutMillis)
+        gate = SQLiteConnection.oneRequest ? nil : WriteGate.for(path: path, busyTimeoutMillis: busyTimeoutMillis)
         gate?.attach()
     }
 
@@ -81,6 +87,7 @@ public final class SQLiteConnection {
     /// Runs SQL text with no parameters (schema, pragmas). Several statements allowed. A pragma
     /// outside a transaction is also applied to the file's writer (e.g. `seed`'s larger cache).
     public func execute(_ sql: String) throws {
+        endSharedRead()
         try active.execute(sql)
         if transactionDepth == 0, gate != nil, sql.hasPrefix("PRAGMA") {
             try writing { try active.execute(sql) }
@@ -107,6 +114,10 @@ public final class SQLiteConnection {
 
     /// Runs a statement, calling `each` for every row.
     public func query(_ sql: String, _ values: [SQLBindable] = [], _ each: (Row) throws -> Void) throws {
+        if sharing, !readOpen, !inWrite, transactionDepth == 0 {
+            try own.execute("BEGIN")
+            readOpen = true
+        }
         let stmt = try prepared(sql)
         defer { sqlite3_reset(stmt); sqlite3_clear_bindings(stmt) }
         try bind(stmt, values, sql: sql)
@@ -175,6 +186,9 @@ public final class SQLiteConnection {
     /// Runs `body` holding the file's write lock; a checkpoint that the commit made due runs
     /// after the lock is released.
     private func writing<T>(_ body: () throws -> T) throws -> T {
+        endSharedRead()
+        inWrite = true
+        defer { inWrite = false }
         guard let gate else { return try body() }
         pthread_mutex_lock(gate.mutex)
         let writer: SQLiteHandle
@@ -189,5 +203,26 @@ public final class SQLiteConnection {
             pthread_mutex_unlock(gate.mutex)
         }
         return try body()
+    }
+
+    /// Runs `body` with its reads outside transactions sharing one read transaction (one
+    /// snapshot; SQLite's file and WAL read locks taken once instead of once per statement). A
+    /// write ends it, so it never hides this process's own writes: the next read begins a new one.
+    /// For work that reads many times and writes rarely, such as one CGI request.
+    public func sharedRead<T>(_ body: () throws -> T) rethrows -> T {
+        guard !sharing else { return try body() }
+        sharing = true
+        defer {
+            endSharedRead()
+            sharing = false
+        }
+        return try body()
+    }
+
+    private func endSharedRead() {
+        guard readOpen else { return }
+        readOpen = false
+        // A read transaction has nothing to commit; after an I/O error SQLite may have ended it.
+        _ = try? own.execute("COMMIT")
     }
 }

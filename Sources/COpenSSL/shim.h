@@ -33,6 +33,22 @@ static inline int gh_sha256(const void *data, size_t len, unsigned char *out) {
     SHA256_CTX c;
     return SHA256_Init(&c) == 1 && SHA256_Update(&c, data, len) == 1 && SHA256_Final(out, &c) == 1;
 }
+/* HMAC-SHA-256 with the key's pad blocks absorbed once (RFC 2104), on the same SHA-256 block
+   functions: a MAC copies the two states (plain structs, read only, so shared by threads). */
+typedef struct { SHA256_CTX inner, outer; } gh_hmac_sha256_key;
+static inline int gh_hmac_sha256_prepare(gh_hmac_sha256_key *k, const unsigned char *ipad, const unsigned char *opad) {
+    return SHA256_Init(&k->inner) == 1 && SHA256_Update(&k->inner, ipad, 64) == 1
+        && SHA256_Init(&k->outer) == 1 && SHA256_Update(&k->outer, opad, 64) == 1;
+}
+static inline int gh_hmac_sha256(const gh_hmac_sha256_key *k, const void *data, size_t len, unsigned char *out) {
+    SHA256_CTX c = k->inner;
+    unsigned char inner[32];
+    int ok = SHA256_Update(&c, data, len) == 1 && SHA256_Final(inner, &c) == 1;
+    c = k->outer;
+    ok = ok && SHA256_Update(&c, inner, 32) == 1 && SHA256_Final(out, &c) == 1;
+    OPENSSL_cleanse(&c, sizeof c);
+    return ok;
+}
 /* An RSA public key from big-endian n and e; NULL on failure. */
 static inline RSA *gh_rsa_public_new(const unsigned char *n, int nlen, const unsigned char *e, int elen) {
     RSA *rsa = RSA_new();

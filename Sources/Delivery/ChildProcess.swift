@@ -1,5 +1,4 @@
 import AuthEngine
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -115,7 +114,7 @@ struct ChildProcess {
 
     /// The descriptors open in this process (from /proc/self/fd).
     static func openDescriptors() -> [Int32] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return [] }
+        guard let names = Platform.directoryEntries("/proc/self/fd") else { return [] }
         return names.compactMap { Int32($0) }
     }
 

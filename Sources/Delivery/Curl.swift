@@ -1,5 +1,7 @@
 import CCurl
-import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A libcurl failure with curl's own message.
 public struct CurlError: Error, CustomStringConvertible {

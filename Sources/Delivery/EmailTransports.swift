@@ -1,5 +1,7 @@
 import AuthEngine
-import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import JSONValue
 
 /// Email transports, chosen by the configuration's `email.transport` (docs/configuration-email.md):
@@ -11,7 +13,7 @@ public enum EmailTransports {
     static let smtpKeys: Set<String> = ["url", "username", "password", "password_env", "starttls", "timeout_seconds"]
     static let sendmailKeys: Set<String> = ["command", "timeout_seconds"]
 
-    public static func make(_ config: JSON, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> MessageSender {
+    public static func make(_ config: JSON, environment: [String: String] = Platform.environment()) throws -> MessageSender {
         let found = problems(config, environment: environment)
         if let first = found.first { throw PermanentDeliveryError(first) }
         switch config["transport"]?.stringValue ?? "dev" {
@@ -23,7 +25,7 @@ public enum EmailTransports {
     }
 
     /// Every problem of the `email` section, worded for `gatehouse config check`.
-    public static func problems(_ config: JSON, environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+    public static func problems(_ config: JSON, environment: [String: String] = Platform.environment()) -> [String] {
         guard case let .object(pairs) = config else { return ["email: expected an object"] }
         let transport = config["transport"]?.stringValue ?? "dev"
         guard transports.contains(transport) else {
@@ -59,7 +61,7 @@ struct EmailSenderSettings {
     }
 
     /// The MIME message for an outbox email. The Message-ID is stable across retries.
-    func mime(for m: OutboxMessage, now: Date = Date()) -> MIMEMessage {
+    func mime(for m: OutboxMessage, now: Int64 = Platform.now()) -> MIMEMessage {
         let domain = from.split(separator: "@").last.map(String.init) ?? "localhost"
         return MIMEMessage(fromAddress: from, fromName: fromName, to: m.recipient, subject: m.subject ?? "", text: m.body,
                            html: m.htmlBody, date: now, messageID: "gatehouse.\(m.id).\(m.createdAt)@\(domain)")

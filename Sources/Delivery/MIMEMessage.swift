@@ -1,4 +1,3 @@
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,13 +12,14 @@ public struct MIMEMessage {
     public var subject: String
     public var text: String
     public var html: String?
-    public var date: Date
+    /// Seconds since the Unix epoch.
+    public var date: Int64
     public var messageID: String
     /// Multipart boundary; must not occur in the bodies (random by default).
     public var boundary: String
 
     public init(fromAddress: String, fromName: String?, to: String, subject: String, text: String, html: String?,
-                date: Date, messageID: String, boundary: String? = nil) {
+                date: Int64, messageID: String, boundary: String? = nil) {
         self.fromAddress = fromAddress; self.fromName = fromName; self.to = to; self.subject = subject; self.text = text
         self.html = html; self.date = date; self.messageID = messageID
         self.boundary = boundary ?? "=_gh_" + (0..<24).map { _ in String(UInt8.random(in: 0...15), radix: 16) }.joined()
@@ -94,7 +94,7 @@ public struct MIMEMessage {
         return lines.joined(separator: "\r\n ")
     }
 
-    static func word(_ bytes: [UInt8]) -> String { "=?UTF-8?B?" + Data(bytes).base64EncodedString() + "?=" }
+    static func word(_ bytes: [UInt8]) -> String { "=?UTF-8?B?" + Platform.base64(bytes) + "?=" }
 
     /// `"Name" <addr>` (quoted when ASCII) or `=?UTF-8?B?…?= <addr>`; just `<addr>` without a name.
     static func mailbox(name: String?, address: String) -> String {
@@ -140,8 +140,8 @@ public struct MIMEMessage {
 
     // MARK: - Date (RFC 5322 §3.3)
 
-    public static func rfc5322Date(_ date: Date) -> String {
-        var t = time_t(date.timeIntervalSince1970)
+    public static func rfc5322Date(_ date: Int64) -> String {
+        var t = time_t(date)
         var tm = tm()
         gmtime_r(&t, &tm)
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]

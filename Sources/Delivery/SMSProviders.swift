@@ -1,5 +1,4 @@
 import AuthEngine
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,7 @@
 import AuthEngine
-import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import JSONValue
 
 /// The `smtp` transport's settings: `url` (`smtp://host[:port]` with STARTTLS, or `smtps://` with

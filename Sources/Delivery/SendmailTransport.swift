@@ -1,5 +1,7 @@
 import AuthEngine
-import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import JSONValue
 
 /// The `sendmail` transport: runs `sendmail -t -i` (or `email.command`) with the whole message on
@@ -30,10 +32,9 @@ struct SendmailTransport: MessageSender {
 
     /// The executable's path: as given when it contains `/`, else found on `PATH`.
     static func resolve(_ exe: String) -> String? {
-        let fm = FileManager.default
-        if exe.contains("/") { return fm.isExecutableFile(atPath: exe) ? exe : nil }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/sbin:/usr/bin:/sbin:/bin"
-        for dir in path.split(separator: ":") where fm.isExecutableFile(atPath: "\(dir)/\(exe)") { return "\(dir)/\(exe)" }
+        if exe.contains("/") { return Platform.isExecutableFile(exe) ? exe : nil }
+        let path = Platform.environment("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"
+        for dir in path.split(separator: ":") where Platform.isExecutableFile("\(dir)/\(exe)") { return "\(dir)/\(exe)" }
         return nil
     }
 

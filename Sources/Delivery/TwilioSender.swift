@@ -1,5 +1,7 @@
 import AuthEngine
-import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A Twilio-compatible Messages resource: `POST {base}/2010-04-01/Accounts/{sid}/Messages.json`,
 /// HTTP basic auth (account SID, auth token), form body `To`, `From` or `MessagingServiceSid`,
@@ -28,7 +30,7 @@ struct TwilioSender: MessageSender {
     }
 
     func send(_ m: OutboxMessage) throws {
-        let credentials = Data("\(accountSID):\(authToken)".utf8).base64EncodedString()
+        let credentials = Platform.base64(Array("\(accountSID):\(authToken)".utf8))
         try HTTPOutcome.post(url, headers: [
             "Authorization: Basic \(credentials)",
             "Content-Type: application/x-www-form-urlencoded",

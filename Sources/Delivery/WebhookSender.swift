@@ -1,5 +1,7 @@
 import AuthEngine
-import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import JSONValue
 
 /// The webhook provider: `POST <url>` with JSON `{"to","body","project","id"}`, headers

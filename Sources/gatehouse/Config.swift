@@ -1,7 +1,6 @@
 import AuthEngine
 import AuthWeb
 import Delivery
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,7 +20,7 @@ struct Config {
     /// Above nginx's kept-connection pool (keepalive × worker_processes), each kept connection holding a thread.
     /// (The processor count is asked only when the default is read: a CGI request never does.)
     var workers: Int {
-        get { workersSetting ?? max(16, 2 * ProcessInfo.processInfo.activeProcessorCount) }
+        get { workersSetting ?? max(16, 2 * sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
         set { workersSetting = newValue }
     }
     private var workersSetting: Int?

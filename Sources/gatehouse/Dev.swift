@@ -1,25 +1,33 @@
-import ArgumentParser
 import AuthEngine
 import FastCGI
-import FoundationEssentials
+import Delivery
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// `gatehouse dev`: the responder plus the real nginx in front of it on 127.0.0.1, one command.
-struct Dev: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run Gatehouse behind nginx on 127.0.0.1 (dev mode); Ctrl-C stops both.")
-    @OptionGroup var common: CommonOptions
-    @Option(help: "Port nginx listens on (127.0.0.1).") var port: Int = 8080
-    @Option(help: "nginx binary.") var nginx: String = Dev.findNginx()
+struct Dev: Command {
+    static let spec = Dev.spec("dev", "Run Gatehouse behind nginx on 127.0.0.1 (dev mode); Ctrl-C stops both.", options: CommonOptions.options + [
+        OptionSpec(name: "port", help: "Port nginx listens on (127.0.0.1). Default: 8080."),
+        OptionSpec(name: "nginx", help: "nginx binary. Default: the first of /usr/sbin, /usr/local/sbin, /usr/bin."),
+    ])
+    let common: CommonOptions
+    let port: Int
+    let nginx: String
+
+    init(_ p: ParsedArguments) throws {
+        common = CommonOptions(p)
+        port = try p.int("port") ?? 8080
+        nginx = p.string("nginx") ?? Dev.findNginx()
+    }
 
     func run() throws {
         var config = try common.load()
         if common.data == nil, config.source == "embedded dev default" { config.dataDir = ".gatehouse" }
-        let dataDir = URL(fileURLWithPath: config.dataDir).standardizedFileURL.path
+        let dataDir = Files.absolute(config.dataDir)
         config.dataDir = dataDir
         if config.publicOrigin == nil { config.publicOrigin = "http://127.0.0.1:\(port)" }
-        guard let root = Runtime.projectRoot() else { throw ValidationError("cannot find Gatehouse's public/ and nginx/ folders; set GATEHOUSE_HOME") }
+        guard let root = Runtime.projectRoot() else { throw UsageError("cannot find Gatehouse's public/ and nginx/ folders; set GATEHOUSE_HOME") }
 
         Signals.blockTermination()
         let runtime = try Runtime(config: config)
@@ -59,16 +67,16 @@ struct Dev: ParsableCommand {
 
     func writeNginxConfig(dataDir: String, root: String, socket: String) throws -> String {
         let dir = dataDir + "/nginx"
-        let fm = FileManager.default
-        try fm.createDirectory(atPath: dir + "/gatehouse", withIntermediateDirectories: true)
-        for f in try fm.contentsOfDirectory(atPath: root + "/nginx") where f.hasSuffix(".conf") {
+        try Runtime.makeDirectories(dir + "/gatehouse")
+        guard let names = Platform.directoryEntries(root + "/nginx") else { throw ConfigError("cannot read \(root)/nginx") }
+        for f in names where f.hasSuffix(".conf") {
             let dest = dir + "/gatehouse/" + f
-            try? fm.removeItem(atPath: dest)
-            try fm.copyItem(atPath: root + "/nginx/" + f, toPath: dest)
+            Files.remove(dest)
+            try Files.copy(root + "/nginx/" + f, to: dest)
         }
         // A socket left by a killed nginx would stop the next start.
-        try? fm.removeItem(atPath: dir + "/demo-upstream.sock")
-        for t in ["client_body", "fastcgi", "proxy", "uwsgi", "scgi"] { try fm.createDirectory(atPath: dir + "/tmp/" + t, withIntermediateDirectories: true) }
+        Files.remove(dir + "/demo-upstream.sock")
+        for t in ["client_body", "fastcgi", "proxy", "uwsgi", "scgi"] { try Runtime.makeDirectories(dir + "/tmp/" + t) }
         // Run as root only when started as root (CI containers); workers then read the data folder.
         let user = geteuid() == 0 ? "user root root;\n" : ""
         let conf = """
@@ -143,7 +151,7 @@ struct Dev: ParsableCommand {
 
         """
         let path = dir + "/nginx.conf"
-        try conf.write(toFile: path, atomically: true, encoding: .utf8)
+        try Files.write(Array(conf.utf8), to: path)
         return path
     }
 
@@ -159,7 +167,7 @@ struct Dev: ParsableCommand {
         posix_spawnattr_setsigmask(&attrs, &none)
         posix_spawnattr_setflags(&attrs, Int16(POSIX_SPAWN_SETSIGMASK))
         let rc = posix_spawnp(&pid, exe, nil, &attrs, argv, environ)
-        guard rc == 0 else { throw ValidationError("cannot start \(exe): \(String(cString: strerror(rc)))") }
+        guard rc == 0 else { throw UsageError("cannot start \(exe): \(String(cString: strerror(rc)))") }
         return pid
     }
 

@@ -2,7 +2,6 @@ import AuthEngine
 import AuthStore
 import AuthWeb
 import Delivery
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,13 +12,12 @@ struct Runtime {
 
     let config: Config
     let app: WebApp
-    /// The connection opened (and migrated) at start, kept only when asked (`keepStore`): a CGI
-    /// request then serves on it instead of opening and checking the database a second time.
-    let startStore: SQLiteStore?
-
     /// `validateTemplates`: parse every template now so a broken one fails at start (all but CGI
-    /// mode, where each request is a new process and parses only what it renders).
-    init(config: Config, validateTemplates: Bool = true, keepStore: Bool = false) throws {
+    /// mode, where each request is a new process and parses only what it renders). `store`: the
+    /// connection to check the signing key on (CGI serves on it); else one opened for that.
+    /// `deleteExpiredKeys`: also delete signing keys whose publication ended (a write
+    /// transaction); CGI leaves that to the next rotation or start of any other command.
+    init(config: Config, validateTemplates: Bool = true, store: SQLiteStore? = nil, deleteExpiredKeys: Bool = true) throws {
         self.config = config
         Log.level = config.logLevel
         try Runtime.makeDirectories(config.dataDir)
@@ -30,9 +28,22 @@ struct Runtime {
         app = WebApp(settings: settings, templates: templates)
         app.externalVerifier = SiteVerifier()
         // Migrate and make sure a signing key exists before any worker starts.
-        let store = try SQLiteStore(path: config.databasePath)
-        try app.keyRing.ensureKey(store: store, random: app.random)
-        startStore = keepStore ? store : nil
+        let keyStore = try store ?? Runtime.openMigrated(config.databasePath)
+        try app.keyRing.ensureKey(store: deleteExpiredKeys ? keyStore : SigningKeysOnly(store: keyStore), random: app.random)
+    }
+
+    /// Opens the database and applies the migrations it lacks. A current schema is recognised
+    /// by its version (one read) rather than by a write transaction per migration.
+    static func openMigrated(_ path: String) throws -> SQLiteStore {
+        let store = try SQLiteStore(path: path, migrate: false)
+        try migrateIfBehind(store)
+        return store
+    }
+
+    static func migrateIfBehind(_ store: SQLiteStore) throws {
+        let latest = Migrations.all.map(\.version).max() ?? 0
+        if let version = try? Migrations.version(store.db), version >= latest { return }
+        _ = try Migrations.migrate(store.db)
     }
 
     /// `mkdir -p` with mode 0755 (an existing folder is fine).
@@ -73,25 +84,24 @@ struct Runtime {
     static func resourcesDirectory(_ config: Config) throws -> String {
         if let d = config.templatesDir { return d }
         if let d = Templates.bundledDirectory { return d }
-        if let root = projectRoot(), FileManager.default.fileExists(atPath: root + "/Sources/AuthWeb/Resources/templates") {
+        if let root = projectRoot(), Files.exists(root + "/Sources/AuthWeb/Resources/templates") {
             return root + "/Sources/AuthWeb/Resources"
         }
-        for d in ["/usr/local/share/gatehouse", "/usr/share/gatehouse"] where FileManager.default.fileExists(atPath: d + "/templates") { return d }
+        for d in ["/usr/local/share/gatehouse", "/usr/share/gatehouse"] where Files.exists(d + "/templates") { return d }
         throw ConfigError("cannot find the templates folder; set templates_dir")
     }
 
     /// The source checkout this binary was built in (for `public/` and `nginx/`), found by walking
     /// up from the executable; `GATEHOUSE_HOME` overrides.
     static func projectRoot() -> String? {
-        if let h = ProcessInfo.processInfo.environment["GATEHOUSE_HOME"] { return h }
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        if let h = getenv("GATEHOUSE_HOME") { return String(cString: h) }
+        let exe = Files.readLink("/proc/self/exe") ?? Files.absolute(CommandLine.arguments[0])
+        var dir = Files.parent(exe)
         for _ in 0..<8 {
-            if FileManager.default.fileExists(atPath: dir.path + "/public/gatehouse.css"),
-               FileManager.default.fileExists(atPath: dir.path + "/nginx") { return dir.path }
-            dir = dir.deletingLastPathComponent()
+            if Files.exists(dir + "/public/gatehouse.css"), Files.exists(dir + "/nginx") { return dir }
+            dir = Files.parent(dir)
         }
-        for d in ["/usr/local/share/gatehouse", "/usr/share/gatehouse"] where FileManager.default.fileExists(atPath: d + "/public") { return d }
+        for d in ["/usr/local/share/gatehouse", "/usr/share/gatehouse"] where Files.exists(d + "/public") { return d }
         return nil
     }
 }
@@ -99,4 +109,16 @@ struct Runtime {
 struct ConfigError: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }
+}
+
+/// A store seen only as a `SigningKeyStore`, so `KeyRing.ensureKey` does not delete expired keys
+/// (they are no longer published either way; a rotation deletes them).
+private struct SigningKeysOnly: SigningKeyStore {
+    let store: SQLiteStore
+    func transaction<T>(_ body: () throws -> T) throws -> T { try store.transaction(body) }
+    func publishedSigningKeys(at now: Millis) throws -> [SigningKeyRecord] { try store.publishedSigningKeys(at: now) }
+    func insertSigningKey(_ key: SigningKeyRecord) throws { try store.insertSigningKey(key) }
+    func retireSigningKeys(except kid: String, at: Millis, expiresAt: Millis) throws {
+        try store.retireSigningKeys(except: kid, at: at, expiresAt: expiresAt)
+    }
 }

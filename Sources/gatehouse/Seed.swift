@@ -1,8 +1,6 @@
-import ArgumentParser
 import AuthCrypto
 import AuthEngine
 import AuthStore
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,34 +9,46 @@ import Glibc
 /// account has a 28-character id like a real one, a unique phone number in the +1 201… range
 /// (never a configured test number), and every other one an email at `seed.invalid`.
 /// Rows go in with one multi-row prepared INSERT, in transactions of `--batch` rows.
-struct Seed: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Insert synthetic accounts into the store (for benchmarks; not for production data).")
-    @OptionGroup var common: CommonOptions
-    @Option(help: "Number of accounts to add (1…10000000).") var count: Int
-    @Option(help: "Project id (default: the first project).") var project: String?
-    @Option(help: "Rows per transaction.") var batch: Int = 10_000
+struct Seed: Command {
+    static let spec = Seed.spec("seed", "Insert synthetic accounts into the store (for benchmarks; not for production data).",
+                                options: CommonOptions.options + [
+                                    OptionSpec(name: "count", help: "Number of accounts to add (1…10000000)."),
+                                    OptionSpec(name: "project", help: "Project id (default: the first project)."),
+                                    OptionSpec(name: "batch", help: "Rows per transaction. Default: 10000."),
+                                ])
+    let common: CommonOptions
+    let count: Int
+    let project: String?
+    let batch: Int
+
+    init(_ p: ParsedArguments) throws {
+        common = CommonOptions(p)
+        count = try p.requiredInt("count")
+        project = p.string("project")
+        batch = try p.int("batch") ?? 10_000
+        try validate()
+    }
 
     /// Rows per INSERT statement; 8 columns × 100 rows stays far below SQLite's variable limit.
     static let rowsPerStatement = 100
     static let columns = "project_id, local_id, email, email_verified, phone_number, created_at, last_login_at, providers"
 
     func validate() throws {
-        guard (1...10_000_000).contains(count) else { throw ValidationError("--count must be 1…10000000") }
-        guard (Seed.rowsPerStatement...1_000_000).contains(batch) else { throw ValidationError("--batch must be 100…1000000") }
+        guard (1...10_000_000).contains(count) else { throw UsageError("--count must be 1…10000000") }
+        guard (Seed.rowsPerStatement...1_000_000).contains(batch) else { throw UsageError("--batch must be 100…1000000") }
     }
 
     func run() throws {
         let config = try common.load()
         let pid = project ?? config.projects[0].id
-        guard config.projects.contains(where: { $0.id == pid }) else { throw ValidationError("no project \(pid) in the configuration") }
-        try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)
+        guard config.projects.contains(where: { $0.id == pid }) else { throw UsageError("no project \(pid) in the configuration") }
+        try Runtime.makeDirectories(config.dataDir)
         let store = try SQLiteStore(path: config.databasePath)
         let db = store.db
         // A larger page cache for this connection only: ids are random, so inserts touch the whole index.
         try db.execute("PRAGMA cache_size = -262144")
 
-        let start = Date()
+        let start = Seed.seconds()
         // Continue numbering after what an earlier seed left, so phones and emails stay unique.
         let first = try db.first("SELECT COUNT(*) FROM accounts WHERE project_id = ? AND phone_number LIKE '+1201%'", [pid]) { Int($0.int(0)) } ?? 0
         let placeholders = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: Seed.rowsPerStatement).joined(separator: ", ")
@@ -68,16 +78,23 @@ struct Seed: ParsableCommand {
                 }
             }
             done += n
-            if Date().timeIntervalSince(lastReport) >= 5 {
-                lastReport = Date()
+            if Seed.seconds() - lastReport >= 5 {
+                lastReport = Seed.seconds()
                 fputs("seed: \(done)/\(count) accounts\n", stderr)
             }
         }
         try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         let total = try store.countAccounts(project: pid)
-        let secs = Date().timeIntervalSince(start)
+        let secs = Seed.seconds() - start
         print("seeded \(count) accounts into \(pid) in \(Seed.fixed(secs, digits: 1)) s "
               + "(\(Seed.fixed(Double(count) / max(secs, 0.001), digits: 0))/s); \(total) accounts in the project")
+    }
+
+    /// Seconds on the monotonic clock.
+    static func seconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     /// `x` rounded to `digits` decimals (0 or more), as printf's `%.Nf` writes it.

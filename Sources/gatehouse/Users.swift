@@ -1,7 +1,6 @@
-import ArgumentParser
 import AuthEngine
 import AuthStore
-import FoundationEssentials
+import Delivery
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,21 +8,28 @@ import JSONValue
 
 /// `gatehouse users …`: account administration on the same store the responder uses. Changes
 /// reach running instances within their session-cache lifetime (2 s).
-struct Users: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "List, inspect, disable, enable, delete users, or revoke their sessions.",
-        subcommands: [List.self, Get.self, Disable.self, Enable.self, Delete.self, Revoke.self])
+enum Users {
+    static let spec = CommandSpec(
+        name: "users", abstract: "List, inspect, disable, enable, delete users, or revoke their sessions.",
+        subcommands: [List.spec, Get.spec, Disable.spec, Enable.spec, Delete.spec, Revoke.spec])
 
     /// The options every `users` command shares.
-    struct Target: ParsableArguments {
-        @OptionGroup var common: CommonOptions
-        @Option(help: "Project id (default: the first project).") var project: String?
+    struct Target {
+        static let options = CommonOptions.options + [OptionSpec(name: "project", help: "Project id (default: the first project).")]
+        static let uid = [ArgumentSpec(name: "uid", help: "User id.")]
+        let common: CommonOptions
+        let project: String?
+
+        init(_ p: ParsedArguments) {
+            common = CommonOptions(p)
+            project = p.string("project")
+        }
 
         func open() throws -> (store: SQLiteStore, project: String, admin: AccountAdmin) {
             let config = try common.load()
             let pid = project ?? config.projects[0].id
-            guard config.projects.contains(where: { $0.id == pid }) else { throw ValidationError("no project \(pid) in \(config.source)") }
-            guard FileManager.default.fileExists(atPath: config.databasePath) else {
+            guard config.projects.contains(where: { $0.id == pid }) else { throw UsageError("no project \(pid) in \(config.source)") }
+            guard access(config.databasePath, F_OK) == 0 else {
                 throw UsersError("no database at \(config.databasePath) (wrong --data or --config?)")
             }
             let store = try SQLiteStore(path: config.databasePath)
@@ -31,12 +37,23 @@ struct Users: ParsableCommand {
         }
     }
 
-    struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List users in localId order.")
-        @OptionGroup var target: Target
-        @Option(help: "Users per page (1…1000).") var limit: Int = 100
-        @Option(help: "Continue after a previous page.") var pageToken: String?
-        @Flag(help: "One JSON object per line.") var json = false
+    struct List: Command {
+        static let spec = List.spec("list", "List users in localId order.", options: Target.options + [
+            OptionSpec(name: "limit", help: "Users per page (1…1000). Default: 100."),
+            OptionSpec(name: "page-token", help: "Continue after a previous page."),
+            .flag("json", help: "One JSON object per line."),
+        ])
+        let target: Target
+        let limit: Int
+        let pageToken: String?
+        let json: Bool
+
+        init(_ p: ParsedArguments) throws {
+            target = Target(p)
+            limit = try p.int("limit") ?? 100
+            pageToken = p.string("page-token")
+            json = p.flag("json")
+        }
 
         func run() throws {
             let (_, project, admin) = try target.open()
@@ -54,12 +71,22 @@ struct Users: ParsableCommand {
         }
     }
 
-    struct Get: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one user (by uid, --email or --phone).")
-        @OptionGroup var target: Target
-        @Argument(help: "User id.") var uid: String?
-        @Option(help: "Find by email address.") var email: String?
-        @Option(help: "Find by phone number (E.164).") var phone: String?
+    struct Get: Command {
+        static let spec = Get.spec("get", "Show one user (by uid, --email or --phone).", options: Target.options + [
+            OptionSpec(name: "email", help: "Find by email address."),
+            OptionSpec(name: "phone", help: "Find by phone number (E.164)."),
+        ], arguments: [ArgumentSpec(name: "uid", help: "User id.", required: false)])
+        let target: Target
+        let uid: String?
+        let email: String?
+        let phone: String?
+
+        init(_ p: ParsedArguments) {
+            target = Target(p)
+            uid = p.string("uid")
+            email = p.string("email")
+            phone = p.string("phone")
+        }
 
         func run() throws {
             let (store, project, _) = try target.open()
@@ -67,7 +94,7 @@ struct Users: ParsableCommand {
             if let uid { found = try store.account(project: project, localID: uid) }
             else if let email { found = try store.account(project: project, email: email.lowercased()) }
             else if let phone { found = try store.account(project: project, phoneNumber: (try? PhoneNumber(parsing: phone).e164) ?? phone) }
-            else { throw ValidationError("give a uid, --email or --phone") }
+            else { throw UsageError("give a uid, --email or --phone") }
             guard let a = found else { throw UsersError("no such user in \(project)") }
             var out = Users.json(a)
             let sessions = try store.activeSessions(project: project, localID: a.localID, now: SystemClock().now())
@@ -76,24 +103,27 @@ struct Users: ParsableCommand {
         }
     }
 
-    struct Disable: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Disable a user: sign-ins, refreshes and sessions are refused.")
-        @OptionGroup var target: Target
-        @Argument(help: "User id.") var uid: String
+    struct Disable: Command {
+        static let spec = Disable.spec("disable", "Disable a user: sign-ins, refreshes and sessions are refused.", options: Target.options, arguments: Target.uid)
+        let target: Target
+        let uid: String
+        init(_ p: ParsedArguments) throws { (target, uid) = (Target(p), try p.required("uid")) }
         func run() throws { try Users.setDisabled(true, uid: uid, target: target) }
     }
 
-    struct Enable: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Enable a disabled user.")
-        @OptionGroup var target: Target
-        @Argument(help: "User id.") var uid: String
+    struct Enable: Command {
+        static let spec = Enable.spec("enable", "Enable a disabled user.", options: Target.options, arguments: Target.uid)
+        let target: Target
+        let uid: String
+        init(_ p: ParsedArguments) throws { (target, uid) = (Target(p), try p.required("uid")) }
         func run() throws { try Users.setDisabled(false, uid: uid, target: target) }
     }
 
-    struct Delete: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a user with its refresh tokens and sessions.")
-        @OptionGroup var target: Target
-        @Argument(help: "User id.") var uid: String
+    struct Delete: Command {
+        static let spec = Delete.spec("delete", "Delete a user with its refresh tokens and sessions.", options: Target.options, arguments: Target.uid)
+        let target: Target
+        let uid: String
+        init(_ p: ParsedArguments) throws { (target, uid) = (Target(p), try p.required("uid")) }
         func run() throws {
             let (_, project, admin) = try target.open()
             try Users.wire { try admin.delete(project: project, localID: uid) }
@@ -101,10 +131,11 @@ struct Users: ParsableCommand {
         }
     }
 
-    struct Revoke: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Sign a user out everywhere: revoke every session and refresh token issued so far.")
-        @OptionGroup var target: Target
-        @Argument(help: "User id.") var uid: String
+    struct Revoke: Command {
+        static let spec = Revoke.spec("revoke", "Sign a user out everywhere: revoke every session and refresh token issued so far.", options: Target.options, arguments: Target.uid)
+        let target: Target
+        let uid: String
+        init(_ p: ParsedArguments) throws { (target, uid) = (Target(p), try p.required("uid")) }
         func run() throws {
             let (_, project, admin) = try target.open()
             let a = try Users.wire { try admin.revoke(project: project, localID: uid) }

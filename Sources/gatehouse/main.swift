@@ -1,49 +1,79 @@
-import ArgumentParser
 import AuthEngine
 import AuthStore
 import AuthWeb
 import FastCGI
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
 import HTTP
 
-/// `gatehouse`: the FastCGI responder and its operator commands.
-struct Gatehouse: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "gatehouse",
-        abstract: "Passwordless sign-in for sites behind nginx (FastCGI responder).",
-        version: Runtime.version,
-        subcommands: [Serve.self, Dev.self, Keys.self, ConfigCommand.self, Tokens.self, AppVerifyCommand.self, Users.self, Seed.self],
-        defaultSubcommand: Serve.self
-    )
+/// A command of the tool, made from its parsed options and run.
+protocol Command {
+    init(_ p: ParsedArguments) throws
+    func run() throws
 }
 
-struct CommonOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: "Configuration file (JSON). Default: $GATEHOUSE_CONFIG, else the embedded dev default.")
-    var config: String?
+extension Command {
+    static func spec(_ name: String, _ abstract: String, options: [OptionSpec] = [], arguments: [ArgumentSpec] = []) -> CommandSpec {
+        CommandSpec(name: name, abstract: abstract, options: options, arguments: arguments, run: { try Self($0).run() })
+    }
+}
 
-    @Option(name: .long, help: "Data folder (overrides data_dir).")
+/// `gatehouse`: the FastCGI responder and its operator commands.
+enum Gatehouse {
+    static let spec = CommandSpec(
+        name: "gatehouse",
+        abstract: "Passwordless sign-in for sites behind nginx (FastCGI responder).",
+        subcommands: [Serve.spec, Dev.spec, Keys.spec, ConfigCommand.spec, Tokens.spec, AppVerifyCommand.spec, Users.spec, Seed.spec],
+        defaultSubcommand: "serve"
+    )
+
+    static func main() -> Never { runCommandLine(spec, version: Runtime.version, arguments: Array(CommandLine.arguments.dropFirst())) }
+}
+
+/// `--config` and `--data`, shared by the commands that open the store.
+struct CommonOptions {
+    static let options = [
+        OptionSpec(name: "config", short: "c", help: "Configuration file (JSON). Default: $GATEHOUSE_CONFIG, else the embedded dev default."),
+        OptionSpec(name: "data", help: "Data folder (overrides data_dir)."),
+    ]
+    var config: String?
     var data: String?
+
+    init(_ p: ParsedArguments) {
+        config = p.string("config")
+        data = p.string("data")
+    }
 
     func load() throws -> Config {
         var (c, problems) = Config.load(path: config)
         if let data { c.dataDir = data }
         guard problems.isEmpty else {
-            throw ValidationError("configuration \(c.source) has \(problems.count) problem(s):\n  - " + problems.joined(separator: "\n  - "))
+            throw UsageError("configuration \(c.source) has \(problems.count) problem(s):\n  - " + problems.joined(separator: "\n  - "))
         }
         return c
     }
 }
 
 /// Runs the FastCGI responder (or CGI mode when started by a CGI server).
-struct Serve: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Serve FastCGI on a unix socket, host:port, or the socket inherited on fd 0; CGI when started as a CGI program.")
-    @OptionGroup var common: CommonOptions
-    @Option(help: "Unix socket path to create.") var socket: String?
-    @Option(help: "host:port to listen on.") var listen: String?
-    @Option(help: "Worker threads.") var workers: Int?
+struct Serve: Command {
+    static let spec = Serve.spec("serve", "Serve FastCGI on a unix socket, host:port, or the socket inherited on fd 0; CGI when started as a CGI program.",
+                                 options: CommonOptions.options + [
+                                     OptionSpec(name: "socket", help: "Unix socket path to create."),
+                                     OptionSpec(name: "listen", help: "host:port to listen on."),
+                                     OptionSpec(name: "workers", help: "Worker threads."),
+                                 ])
+    var common: CommonOptions
+    var socket: String?
+    var listen: String?
+    var workers: Int?
+
+    init(_ p: ParsedArguments) throws {
+        common = CommonOptions(p)
+        socket = p.string("socket")
+        listen = p.string("listen")
+        workers = try p.int("workers")
+    }
 
     func run() throws {
         var config = try common.load()
@@ -68,12 +98,18 @@ struct Serve: ParsableCommand {
     }
 }
 
-/// One CGI request: templates are parsed as they are rendered, not all at start, and the request
-/// is served on the connection the start-up opened (one database open and schema check).
+/// One CGI request: templates are parsed as they are rendered, not all at start; the request is
+/// served on the connection the start-up opened (one database open and schema check), configured
+/// for one request, and its reads share one read transaction (see `SQLiteConnection.sharedRead`).
 func serveCGI(_ config: Config) throws {
-    let runtime = try Runtime(config: config, validateTemplates: false, keepStore: true)
-    let store = try runtime.startStore ?? runtime.openStore()
-    CGIResponder.serveOne(maxBodyBytes: config.maxBodyBytes, handler: runtime.app.handler(store: store), log: { Log.error($0) })
+    SQLiteConnection.configureForOneRequest()
+    try Runtime.makeDirectories(config.dataDir)
+    let store = try SQLiteStore(path: config.databasePath, migrate: false)
+    try store.db.sharedRead {
+        try Runtime.migrateIfBehind(store)
+        let runtime = try Runtime(config: config, validateTemplates: false, store: store, deleteExpiredKeys: false)
+        CGIResponder.serveOne(maxBodyBytes: config.maxBodyBytes, handler: runtime.app.handler(store: store), log: { Log.error($0) })
+    }
 }
 
 /// CGI mode without the command-line parser, whose start-up costs a fifth of a CGI request: taken
@@ -86,7 +122,10 @@ func serveCGIWithoutParser() -> Bool {
     var (config, problems) = Config.load(path: options["config"])
     if let data = options["data"] { config.dataDir = data }
     guard problems.isEmpty, config.socket == nil, config.listen == nil else { return false }
-    do { try serveCGI(config) } catch { Gatehouse.exit(withError: error) }
+    do { try serveCGI(config) } catch {
+        fputs("Error: \(error)\n", stderr)
+        exit(1)
+    }
     return true
 }
 
@@ -122,7 +161,7 @@ func startServer(_ runtime: Runtime, socketOverride: String? = nil, socketMode: 
     if let s = socketOverride ?? c.socket { address = .unix(path: s, mode: socketMode ?? c.socketMode) }
     else if let l = c.listen { address = .tcp(l) }
     else if !CGIResponder.stdinIsNotASocket { address = .inherited }
-    else { throw ValidationError("nowhere to listen: set listen.socket or listen.tcp (or start under spawn-fcgi / systemd socket activation)") }
+    else { throw UsageError("nowhere to listen: set listen.socket or listen.tcp (or start under spawn-fcgi / systemd socket activation)") }
     let server = FastCGIServer(options: .init(address: address, workers: c.workers, maxBodyBytes: c.maxBodyBytes), log: { Log.error($0) })
     try server.open()
     try server.start { _ in
@@ -137,86 +176,6 @@ func startServer(_ runtime: Runtime, socketOverride: String? = nil, socketMode: 
     }
     Log.info("gatehouse \(Runtime.version) (\(c.mode.rawValue) mode) serving on \(address) with \(c.workers) workers; store \(c.databasePath)")
     return server
-}
-
-/// Signing-key commands.
-struct Keys: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage signing keys.", subcommands: [Rotate.self, List.self])
-
-    struct Rotate: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a new signing key; older keys stay published for 14 days + 1 hour.")
-        @OptionGroup var common: CommonOptions
-        func run() throws {
-            let runtime = try Runtime(config: try common.load())
-            let rec = try runtime.app.keyRing.rotate(store: try runtime.openStore(), random: runtime.app.random)
-            print("new signing key \(rec.kid)")
-        }
-    }
-
-    struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List published signing keys.")
-        @OptionGroup var common: CommonOptions
-        func run() throws {
-            let runtime = try Runtime(config: try common.load())
-            for k in try runtime.openStore().publishedSigningKeys(at: SystemClock().now()) {
-                let state = k.retiredAt == nil ? "signing" : "published until \(k.expiresAt.map { String($0 / 1000) } ?? "-")"
-                print("\(k.kid)  \(k.algorithm)  created \(k.createdAt / 1000)  \(state)")
-            }
-        }
-    }
-}
-
-/// `gatehouse config check`: every problem at once.
-struct ConfigCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "config", abstract: "Check the configuration.", subcommands: [Check.self])
-
-    struct Check: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Report every problem in the configuration; exit 1 if any.")
-        @Option(name: .shortAndLong) var config: String?
-        func run() throws {
-            var (c, problems) = Config.load(path: config)
-            do {
-                try Templates(directory: try Runtime.resourcesDirectory(c)).validateAll()
-            } catch {
-                problems.append("templates: \(error)")
-            }
-            problems += Runtime.libraryProblems()
-            if problems.isEmpty {
-                print("configuration \(c.source): OK (\(c.mode.rawValue) mode, \(c.projects.count) project(s): \(c.projects.map(\.id).joined(separator: ", ")))")
-                return
-            }
-            print("configuration \(c.source): \(problems.count) problem(s)")
-            for p in problems { print("  - \(p)") }
-            throw ExitCode(1)
-        }
-    }
-}
-
-/// Token tools for operators and tests.
-struct Tokens: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Token tools.", subcommands: [Mint.self])
-
-    struct Mint: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print an ID token for a user, signed with the current key.")
-        @OptionGroup var common: CommonOptions
-        @Option(help: "User id.") var uid: String
-        @Option(help: "Project id (default: the first project).") var project: String?
-        @Flag(help: "Create the account if it does not exist.") var create = false
-
-        func run() throws {
-            let runtime = try Runtime(config: try common.load())
-            let store = try runtime.openStore()
-            let pid = project ?? runtime.config.projects[0].id
-            var account = try store.account(project: pid, localID: uid)
-            if account == nil, create {
-                let a = Account(projectID: pid, localID: uid, createdAt: SystemClock().now())
-                try store.insertAccount(a)
-                account = a
-            }
-            guard let account else { throw ValidationError("no user \(uid) in project \(pid)") }
-            print(try runtime.app.tokens.mintIDToken(for: account, provider: "custom", store: store))
-        }
-    }
 }
 
 if !serveCGIWithoutParser() { Gatehouse.main() }
