@@ -19,10 +19,17 @@ extension PhonePage {
             "csrf": .string(try CSRF.token(ctx, purpose: sendPurpose, response: &response)),
             "continueUrl": .string(step.continueURL),
             "number": .string(step.number),
-            "countryOptions": countryOptions(lang: lang, selected: step.region, directory: templates.directory),
             "needsAppToken": .bool(!ctx.project.devMode),
             "otherHref": .string("/__/auth/signin" + continueQuery(step.continueURL)),
         ]
+        // The regions the project offers; the preselected one when listed, else the first. With
+        // none (production without `sms_regions` or test numbers) the page has no country list
+        // and asks for the number in international form.
+        let list = countryOptions(lang: lang, offered: offeredRegions(ctx.project, directory: templates.directory),
+                                  directory: templates.directory)
+        if let first = list.first {
+            values["countryOptions"] = options(list, selected: list.selectAt[step.region] != nil ? step.region : first)
+        }
         if let e = step.error { values["error"] = .string(e) }
         if ctx.project.devMode {
             values["devNotice"] = .string((strings(ctx)["phone.devNotice"] ?? "")
