@@ -15,6 +15,8 @@ extension PhonePage {
         let selectAt: [String: Int]
         /// The first region listed (nil when none is).
         let first: String?
+        /// Where the first region's ` selected` attribute goes.
+        var firstAt: Int? { first.flatMap { selectAt[$0] } }
     }
 
     /// At most this many (language, region set) renderings are kept; both come from the
@@ -34,7 +36,12 @@ extension PhonePage {
 
     /// `options` with `selected` preselected when listed.
     static func options(_ options: CountryOptions, selected: String) -> TemplateValue {
-        guard let at = options.selectAt[selected] else { return .html([options.html[...]]) }
+        self.options(options, selectedAt: options.selectAt[selected])
+    }
+
+    /// `options` with the ` selected` attribute at offset `at` (none when nil).
+    static func options(_ options: CountryOptions, selectedAt at: Int?) -> TemplateValue {
+        guard let at else { return .html([options.html[...]]) }
         return .html([options.html[..<at], selectedAttribute, options.html[at...]])
     }
 
