@@ -27,8 +27,13 @@ public enum TemplateValue: Sendable, Equatable {
         switch self {
         case let .object(d): return d[key]
         case let .fields(list):
+            // By index, so that passing a field does not copy (retain) its name and value.
             let count = key.utf8.count
-            for f in list where f.name.utf8.count == count && f.name == key { return f.value }
+            var i = 0
+            while i < list.count {
+                if list[i].name.utf8.count == count && list[i].name == key { return list[i].value }
+                i += 1
+            }
             return nil
         default: return nil
         }
