@@ -26,6 +26,9 @@ struct PhonePageOfferedRegionsTests {
         let all = PhonePage.countryOptions(lang: "en", offered: offered, directory: dir)
         #expect(Self.codes(all) == PhonePage.countries(lang: "en", directory: dir).map(\.code))
         #expect(Self.codes(all).count > 200)
+        // Every region listed one by one is the same set, and the same cached list.
+        let listed = PhonePage.callingCodes(directory: dir).map(\.code)
+        #expect(PhonePage.offeredRegions(allowed: listed, testNumbers: ["+15555550100"], directory: dir).key == "*")
     }
 
     @Test("the allowed regions the parser knows, in the page language's name order")

@@ -59,10 +59,13 @@ extension PhonePage {
         let table = callingCodes(directory: directory)
         let codeOf = Dictionary(table.map { ($0.code, $0.callingCode) }, uniquingKeysWith: { a, _ in a })
         var codes = Set(allowed.map { $0.uppercased() }.filter { codeOf[$0] != nil })
+        // Every region the page knows: the same list as when all are allowed, and the same cache entry.
+        if codes.count == codeOf.count { return .every }
         var covered = Set(codes.compactMap { codeOf[$0] })
-        let main = mainRegions(directory: directory)
+        let main = testNumbers.isEmpty ? [:] : mainRegions(directory: directory)
+        let known = Set(codeOf.values)
         for number in testNumbers.sorted() {
-            guard let cc = callingCode(of: number, known: Set(codeOf.values)), !covered.contains(cc),
+            guard let cc = callingCode(of: number, known: known), !covered.contains(cc),
                   let region = main[cc] ?? table.first(where: { $0.callingCode == cc })?.code else { continue }
             codes.insert(region)
             covered.insert(cc)
