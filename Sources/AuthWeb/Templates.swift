@@ -109,9 +109,11 @@ public final class Templates: @unchecked Sendable {
         try lock.withLock {
             if let language = languages[lang], let hit = language.templates[name] { return (hit.nodes, hit.size, language.fixed) }
             guard let l = try link(name) else { return nil }
-            let fixed: TemplateValue = ["t": locales.table(for: lang), "lang": .string(lang)]
-            guard locales.has(lang), case let .object(values) = fixed else { return (l, MustacheLinker.textSize(l), fixed) }
-            let s = MustacheLinker.specialize(l, fixed: values)
+            // As fields, so that a name a rendering does not set is not hashed on its way past.
+            let table = locales.table(for: lang)
+            let fixed = TemplateValue.fields([TemplateField("t", table), TemplateField("lang", .string(lang))])
+            guard locales.has(lang) else { return (l, MustacheLinker.textSize(l), fixed) }
+            let s = MustacheLinker.specialize(l, fixed: ["t": table, "lang": .string(lang)])
             let size = MustacheLinker.textSize(s) + 256
             languages[lang, default: Language(fixed: fixed)].templates[name] = (s, size)
             return (s, size, fixed)
@@ -155,6 +157,29 @@ public final class Templates: @unchecked Sendable {
             own["t"] = nil; own["lang"] = nil
         }
         let out = MustacheRenderer.render(nodes, stack: [fixed, .object(own)], capacity: size)
+        if out.count > size { remember(size: out.count, of: name, lang: lang) }
+        return out
+    }
+
+    /// `renderBytes` with the values as a list of fields (looked up without hashing; the
+    /// pages on the hot path use this). `t` and `lang` are reserved as there.
+    public func renderBytes(_ name: String, lang: String, fields: [TemplateField]) -> [UInt8] {
+        let locales = self.locales
+        let found: (nodes: [MustacheNode], size: Int, fixed: TemplateValue)?
+        do { found = try nodes(name, lang: lang, locales: locales) } catch {
+            Log.error("\(error)")
+            return []
+        }
+        guard let (nodes, size, fixed) = found else {
+            Log.error("missing template \(name)")
+            return []
+        }
+        var own = fields
+        if own.contains(where: { $0.name == "t" || $0.name == "lang" }) {
+            Log.error("template \(name): the values t and lang are reserved")
+            own.removeAll { $0.name == "t" || $0.name == "lang" }
+        }
+        let out = MustacheRenderer.render(nodes, stack: [fixed, .fields(own)], capacity: size)
         if out.count > size { remember(size: out.count, of: name, lang: lang) }
         return out
     }

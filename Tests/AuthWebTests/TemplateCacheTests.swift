@@ -22,6 +22,21 @@ struct TemplateCacheTests {
         }
     }
 
+    @Test("a bare lower-case language matches as the full reading matches it")
+    func localeMatch() throws {
+        let locales = try Templates(directory: try #require(Templates.bundledDirectory)).locales
+        func reference(_ tag: String) -> String? {
+            var t = String(decoding: tag.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
+            t = Locales.trimmed(t[...]).lowercased()
+            if Set(locales.supported).contains(t) { return t }
+            let primary = String(t.split(separator: "-").first ?? "")
+            return Set(locales.supported).contains(primary) ? primary : nil
+        }
+        for tag in ["en", "fr", "de", "pt", "id", "xx", "", "EN", " fr", "pt_BR", "pt-br", "es", "enx", "e", "zz-FR", "fr-"] {
+            #expect(locales.match(tag) == reference(tag), "tag \(tag)")
+        }
+    }
+
     @Test("labels are escaped as Mustache escapes them")
     func escaping() {
         #expect(PhonePage.htmlEscape(#"a<b>&"c'd ’é"#) == "a&lt;b&gt;&amp;&quot;c&#39;d ’é")

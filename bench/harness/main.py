@@ -138,13 +138,15 @@ def selected(args):
     return [s for s in scenarios.ALL if keys is None or s.key in keys or s.part_of in keys]
 
 
-def run_mode(mode, args, gh, bl, ngx, env, state, results):
+def run_mode(mode, args, gh, bl, ngx, env, state, results, all_regions=None):
     workers = KEEPALIVE_WORKERS if mode == "keepalive" else args.plain_workers
     base = ngx.base(mode)
     log(f"mode {mode}: Gatehouse listen.workers {workers}, baseline threads {workers}"
         + (f", upstream keepalive {stack.KEEPALIVE_POOL}" if mode == "keepalive" else ""))
     gh.start(workers)
     bl.start(workers)
+    if all_regions:
+        all_regions.start(workers)
     try:
         if not wait_ready(base, "/__/auth/health"):
             raise RuntimeError(f"Gatehouse not answering through nginx; see {gh.log}")
@@ -159,7 +161,8 @@ def run_mode(mode, args, gh, bl, ngx, env, state, results):
             log(f"  {sc.key}: {sc.title}")
             sides = []
             if sc.gatehouse:
-                sides.append(measure.Side("gatehouse", base, sc.gatehouse(env), gh.pid))
+                serving = all_regions if sc.instance == "all_regions" and all_regions else gh
+                sides.append(measure.Side("gatehouse", base, sc.gatehouse(env), serving.pid))
             if sc.baseline:
                 pid = None if sc.key == "ceiling" else bl.pid
                 sides.append(measure.Side("baseline", base, sc.baseline(env), pid))
@@ -171,6 +174,8 @@ def run_mode(mode, args, gh, bl, ngx, env, state, results):
             ngx.release_upstreams()
         gh.stop()
         bl.stop()
+        if all_regions:
+            all_regions.stop()
 
 
 def run_growth(args, small, big, ngx, env, state, results):
@@ -287,14 +292,18 @@ def main(argv):
             growth1k.tool("seed", "--count", "1000")
             state["id_token_growth1k"] = mint_id_token(growth1k)
         env = Env(bl_cookie=bl.make_cookie())
+        # A second instance for the rows of a project that allows every region (page_all, page_large).
+        all_regions = None
+        if any(s.instance == "all_regions" for s in selected(args)):
+            all_regions = stack.Gatehouse("gh-all-regions", binary, tmp, kind, token, all_regions=True)
         if any(s.key == "page_large" for s in selected(args)):
-            log("  " + scenarios.page.fit_large_page(small, bl, env))
+            log("  " + scenarios.page.fit_large_page(all_regions, bl, env))
 
-        ngx = stack.Nginx(tmp, small.socket, bl.socket, big.socket, growth1k.socket)
+        ngx = stack.Nginx(tmp, small.socket, bl.socket, big.socket, growth1k.socket, all_regions.socket if all_regions else None)
         ngx.start()
         log(f"nginx on 127.0.0.1 ports {ngx.ports}")
         for mode in args.modes:
-            run_mode(mode, args, small, bl, ngx, env, state, results)
+            run_mode(mode, args, small, bl, ngx, env, state, results, all_regions)
         if not args.no_growth:
             run_growth(args, growth1k, big, ngx, env, state, results)
         ngx.stop()

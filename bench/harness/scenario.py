@@ -78,6 +78,7 @@ class Scenario:
     cgi: bool = False
     unit: str = "req/s"
     part_of: str = ""              # runs with that scenario's key too (--only page runs page_large)
+    instance: str = ""             # "all_regions": served by the instance whose project allows every region
 
 
 @dataclass

@@ -8,7 +8,9 @@ nginx serves three servers, each on a free 127.0.0.1 port:
   growth1k   plain, to a fresh Gatehouse instance with 1,000 accounts (the growth comparison's
              other side: same history as the large one, no earlier load)
 In each, /page, /page-large and /verify go to the baseline, /ceiling is nginx's own `return 200`, and
-every other path goes to Gatehouse.
+every other path goes to Gatehouse. The plain and keepalive ports also answer for the host name
+ALL_REGIONS_HOST, whose requests go to a second Gatehouse instance (when one is started) whose
+project allows every SMS region: its phone page lists every country (the indicative page_all row).
 """
 import json
 import os
@@ -30,6 +32,15 @@ COOKIE = "__Host-gatehouse"
 KEEPALIVE_POOL = 8
 # Ten fictional numbers (555-01xx is reserved for fiction; the most a project may list).
 TEST_NUMBERS = {f"+1650555010{i}": f"{(i * 111111 + 123456) % 1000000:06d}" for i in range(10)}
+# Requests with this Host go to the instance whose project allows every region (nginx server_name).
+ALL_REGIONS_HOST = "all-regions.bench.invalid"
+
+
+def every_region():
+    """Every region the phone page knows (the build's regions/calling-codes.txt): listing them all
+    in `sms_regions` is how a production project allows every region."""
+    path = ROOT / "Sources/AuthWeb/Resources/regions/calling-codes.txt"
+    return [l.split("\t")[0] for l in path.read_text().splitlines() if l.strip() and not l.startswith("#")]
 
 
 def free_port():
@@ -56,20 +67,20 @@ def http(method, url, headers=None, body=None, timeout=10.0):
 
 # --- Gatehouse ------------------------------------------------------------------------------
 
-def project_settings():
+def project_settings(all_regions=False):
     return {
         "id": PROJECT,
         "api_keys": [API_KEY],
         "authorized_domains": ["127.0.0.1", "localhost"],
         "test_phone_numbers": TEST_NUMBERS,
-        "sms_regions": ["US"],
+        "sms_regions": every_region() if all_regions else ["US"],
         # Each flow presents its own client address, so these are never the bottleneck; they are
         # raised to the configurable maximum so that a reused address cannot throttle a round.
         "phone": {"verify_attempts_per_ip_per_5min": 10000, "sends_per_ip_per_hour": 10000},
     }
 
 
-def production_config(data_dir, workers, admin_token):
+def production_config(data_dir, workers, admin_token, all_regions=False):
     return {
         "$comment": "written by bench/run",
         "mode": "production",
@@ -77,14 +88,14 @@ def production_config(data_dir, workers, admin_token):
         "public_origin": "https://auth.bench.invalid",
         "admin_token": admin_token,
         "listen": {"socket_mode": "0666", "workers": workers},
-        "projects": [project_settings()],
+        "projects": [project_settings(all_regions)],
         # Test numbers never send an SMS, and no email is sent; the programs only have to exist.
         "sms": {"provider": "command", "command": "/bin/true"},
         "email": {"transport": "sendmail", "from": "bench@bench.invalid", "command": ["/bin/true"]},
     }
 
 
-def dev_config(data_dir, workers, admin_token):
+def dev_config(data_dir, workers, admin_token, all_regions=False):
     return {
         "$comment": "written by bench/run (production mode was refused; see the report)",
         "mode": "dev",
@@ -92,7 +103,7 @@ def dev_config(data_dir, workers, admin_token):
         "public_origin": "https://auth.bench.invalid",
         "admin_token": admin_token,
         "listen": {"socket_mode": "0666", "workers": workers},
-        "projects": [project_settings()],
+        "projects": [project_settings(all_regions)],
     }
 
 
@@ -120,8 +131,9 @@ class Responder:
 class Gatehouse(Responder):
     """One Gatehouse instance: its data folder, config per worker count, socket and process."""
 
-    def __init__(self, name, binary, root, config_kind, admin_token):
+    def __init__(self, name, binary, root, config_kind, admin_token, all_regions=False):
         self.name = name
+        self.all_regions = all_regions  # its project allows every SMS region
         self.binary = str(binary)
         self.dir = Path(root) / name
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -135,7 +147,7 @@ class Gatehouse(Responder):
     def config_path(self, workers):
         path = self.dir / f"config-{workers}.json"
         make = production_config if self.kind == "production" else dev_config
-        path.write_text(json.dumps(make(self.data, workers, self.admin_token), indent=2))
+        path.write_text(json.dumps(make(self.data, workers, self.admin_token, self.all_regions), indent=2))
         return str(path)
 
     def tool(self, *args, timeout=600):
@@ -198,7 +210,7 @@ def fastcgi_params():
 
 
 class Nginx:
-    def __init__(self, root, gatehouse_socket, baseline_socket, growth_socket, growth1k_socket):
+    def __init__(self, root, gatehouse_socket, baseline_socket, growth_socket, growth1k_socket, all_regions_socket=None):
         self.dir = Path(root) / "nginx"
         for t in ("client_body", "fastcgi", "proxy", "uwsgi", "scgi"):
             (self.dir / "tmp" / t).mkdir(parents=True, exist_ok=True)
@@ -206,12 +218,12 @@ class Nginx:
         self.proc = None
         (self.dir / "bench-fastcgi.conf").write_text(fastcgi_params())
         self.conf = self.dir / "nginx.conf"
-        self.conf.write_text(self.render(gatehouse_socket, baseline_socket, growth_socket, growth1k_socket))
+        self.conf.write_text(self.render(gatehouse_socket, baseline_socket, growth_socket, growth1k_socket, all_regions_socket))
 
     def base(self, server):
         return f"http://127.0.0.1:{self.ports[server]}"
 
-    def render(self, gh, bl, growth, growth1k):
+    def render(self, gh, bl, growth, growth1k, all_regions=None):
         d = self.dir
         user = "user root root;\n" if os.geteuid() == 0 else ""
 
@@ -227,6 +239,24 @@ class Nginx:
         location = /verify {{ include {d}/bench-fastcgi.conf; fastcgi_pass {bl_up}; }}
         location / {{ include {d}/bench-fastcgi.conf; fastcgi_pass {gh_up}; }}
     }}"""
+
+        def all_regions_server(port, up, keep):
+            # Same port, matched by Host: the instance whose project allows every region.
+            keep_line = "        fastcgi_keep_conn on;\n" if keep else ""
+            return f"""
+    server {{
+        listen 127.0.0.1:{port};
+        server_name {ALL_REGIONS_HOST};
+{keep_line}        location / {{ include {d}/bench-fastcgi.conf; fastcgi_pass {up}; }}
+    }}"""
+
+        extra = ""
+        if all_regions:
+            extra = f"""
+    upstream gh_all_plain {{ server unix:{all_regions}; }}
+    upstream gh_all_keep {{ server unix:{all_regions}; keepalive {KEEPALIVE_POOL}; }}
+{all_regions_server(self.ports["plain"], "gh_all_plain", False)}
+{all_regions_server(self.ports["keepalive"], "gh_all_keep", True)}"""
 
         return f"""# Written by bench/run for one benchmark run; loopback only.
 {user}worker_processes 1;
@@ -258,7 +288,7 @@ http {{
 {server(self.ports["plain"], "gh_plain", "bl_plain", False)}
 {server(self.ports["keepalive"], "gh_keep", "bl_keep", True)}
 {server(self.ports["growth"], "gh_growth", "bl_plain", False)}
-{server(self.ports["growth1k"], "gh_growth1k", "bl_plain", False)}
+{server(self.ports["growth1k"], "gh_growth1k", "bl_plain", False)}{extra}
 }}
 """
 

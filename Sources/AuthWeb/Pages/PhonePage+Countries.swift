@@ -1,39 +1,61 @@
 import AuthEngine
 
-/// The country list of the hosted phone page (`GET /__/auth/phone`, `pages/phone`): every region
-/// libphonenumber knows, named in the page language, rendered to `<option>` markup once per
-/// language and kept for the life of the process.
+/// The country list of the hosted phone page (`GET /__/auth/phone`, `pages/phone`): the regions
+/// the project offers (`PhonePage+Regions.swift`), named in the page language, rendered to
+/// `<option>` markup once per language and region set and kept for the life of the process.
 extension PhonePage {
     /// One entry of the country list: ISO region and its localized label with the calling code.
     struct Country { let code: String; let label: String }
 
-    /// The rendered `<option>` elements of one language, none selected, with where each region's
-    /// ` selected` attribute goes. Immutable once built.
+    /// The rendered `<option>` elements of one language and region set, none selected, with where
+    /// each region's ` selected` attribute goes. Immutable once built.
     struct CountryOptions: Sendable {
         let html: [UInt8]
         /// Region → the offset in `html` just after `value="XX"` of its option.
         let selectAt: [String: Int]
+        /// The first region listed (nil when none is).
+        let first: String?
+        /// Where the first region's ` selected` attribute goes.
+        var firstAt: Int? { first.flatMap { selectAt[$0] } }
     }
 
+    /// At most this many (language, region set) renderings are kept; both come from the
+    /// locales and the configuration, so this is not reached in practice.
+    static let optionsCacheLimit = 64
     private static let cacheLock = NSLockLike()
     nonisolated(unsafe) private static var cache: [String: CountryOptions] = [:]
     private static let selectedAttribute = Array(" selected".utf8)[...]
 
-    /// The `<option>` elements for `lang`, `selected` (a region code) preselected when listed, as
-    /// markup pieces (no copy of the list). The markup is what
+    /// The `<option>` elements for `lang` and every region, `selected` (a region code)
+    /// preselected when listed, as markup pieces (no copy of the list). The markup is what
     /// `{{#countries}}<option value="{{code}}"{{#selected}} selected{{/selected}}>{{label}}</option>\n{{/countries}}`
     /// renders: one option per line, code and label HTML-escaped.
     static func countryOptions(lang: String, selected: String, directory: String) -> TemplateValue {
-        let options = countryOptions(lang: lang, directory: directory)
-        guard let at = options.selectAt[selected] else { return .html([options.html[...]]) }
+        options(countryOptions(lang: lang, offered: .every, directory: directory), selected: selected)
+    }
+
+    /// `options` with `selected` preselected when listed.
+    static func options(_ options: CountryOptions, selected: String) -> TemplateValue {
+        self.options(options, selectedAt: options.selectAt[selected])
+    }
+
+    /// `options` with the ` selected` attribute at offset `at` (none when nil).
+    static func options(_ options: CountryOptions, selectedAt at: Int?) -> TemplateValue {
+        guard let at else { return .html([options.html[...]]) }
         return .html([options.html[..<at], selectedAttribute, options.html[at...]])
     }
 
-    static func countryOptions(lang: String, directory: String) -> CountryOptions {
-        if let hit = cacheLock.withLock({ cache[lang] }) { return hit }
+    /// How many renderings are kept (for the tests).
+    static var optionsCacheCount: Int { cacheLock.withLock { cache.count } }
+
+    static func countryOptions(lang: String, offered: OfferedRegions, directory: String) -> CountryOptions {
+        let key = offered.key + "|" + lang
+        if let hit = cacheLock.withLock({ cache[key] }) { return hit }
         var html: [UInt8] = []
         var offsets: [String: Int] = [:]
-        for c in countries(lang: lang, directory: directory) {
+        var first: String?
+        for c in countries(lang: lang, directory: directory) where offered.contains(c.code) {
+            if first == nil { first = c.code }
             html += "<option value=\"".utf8
             MustacheRenderer.appendEscaped(c.code, to: &html)
             html += "\"".utf8
@@ -42,10 +64,10 @@ extension PhonePage {
             MustacheRenderer.appendEscaped(c.label, to: &html)
             html += "</option>\n".utf8
         }
-        let built = CountryOptions(html: html, selectAt: offsets)
+        let built = CountryOptions(html: html, selectAt: offsets, first: first)
         return cacheLock.withLock {
-            if let raced = cache[lang] { return raced }
-            cache[lang] = built
+            if let raced = cache[key] { return raced }
+            if cache.count < optionsCacheLimit { cache[key] = built }
             return built
         }
     }

@@ -15,20 +15,27 @@ extension PhonePage {
         var response = Response.html("", status: status)
         let lang = ctx.locale
         let templates = ctx.app.templates
-        var values: [String: TemplateValue] = [
-            "csrf": .string(try CSRF.token(ctx, purpose: sendPurpose, response: &response)),
-            "continueUrl": .string(step.continueURL),
-            "number": .string(step.number),
-            "countryOptions": countryOptions(lang: lang, selected: step.region, directory: templates.directory),
-            "needsAppToken": .bool(!ctx.project.devMode),
-            "otherHref": .string("/__/auth/signin" + continueQuery(step.continueURL)),
-        ]
-        if let e = step.error { values["error"] = .string(e) }
-        if ctx.project.devMode {
-            values["devNotice"] = .string((strings(ctx)["phone.devNotice"] ?? "")
-                .replacing("{url}", with: "/emulator/v1/projects/\(ctx.project.id)/verificationCodes"))
+        var values: [TemplateField] = []
+        values.reserveCapacity(8)
+        values.append(TemplateField("csrf", .string(try CSRF.token(ctx, purpose: sendPurpose, response: &response))))
+        values.append(TemplateField("continueUrl", .string(step.continueURL)))
+        values.append(TemplateField("number", .string(step.number)))
+        values.append(TemplateField("needsAppToken", .bool(!ctx.project.devMode)))
+        values.append(TemplateField("otherHref", .string("/__/auth/signin" + continueQuery(step.continueURL))))
+        // The regions the project offers; the preselected one when listed, else the first. With
+        // none (production without `sms_regions` or test numbers) the page has no country list
+        // and asks for the number in international form.
+        let list = countryOptions(lang: lang, offered: offeredRegions(ctx.project, directory: templates.directory),
+                                  directory: templates.directory)
+        if list.first != nil {
+            values.append(TemplateField("countryOptions", options(list, selectedAt: list.selectAt[step.region] ?? list.firstAt)))
         }
-        response.body = templates.renderBytes("pages/phone", lang: lang, values: values)
+        if let e = step.error { values.append(TemplateField("error", .string(e))) }
+        if ctx.project.devMode {
+            values.append(TemplateField("devNotice", .string((strings(ctx)["phone.devNotice"] ?? "")
+                .replacing("{url}", with: "/emulator/v1/projects/\(ctx.project.id)/verificationCodes"))))
+        }
+        response.body = templates.renderBytes("pages/phone", lang: lang, fields: values)
         return response
     }
 

@@ -117,6 +117,9 @@ public struct Locales: Sendable {
 
     /// Best supported language for a tag like `pt-BR` or `fr_CA`.
     public func match(_ tag: String) -> String? {
+        // A bare lower-case language (`hl=fr`, most `X-Firebase-Locale`s) is its own answer when
+        // supported: the reading below leaves it as it is.
+        if !tag.isEmpty, tag.utf8.allSatisfy({ $0 &- 0x61 < 26 }), store.languages.contains(tag) { return tag }
         var t = String(decoding: tag.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
         t = Locales.trimmed(t[...]).lowercased()
         if store.languages.contains(t) { return t }

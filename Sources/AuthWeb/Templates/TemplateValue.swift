@@ -14,6 +14,9 @@ public enum TemplateValue: Sendable, Equatable {
     /// Markup rendered beforehand, written as is by `{{name}}` and `{{{name}}}` alike (the pieces
     /// one after the other); in sections it counts as a string.
     case html([ArraySlice<UInt8>])
+    /// Named values in a short list, found by comparing names (no hashing): what a page passes
+    /// for one rendering. Otherwise as `object`; the first of repeated names wins.
+    case fields([TemplateField])
 
     /// An integer, printed in decimal.
     public static func int<I: BinaryInteger>(_ n: I) -> TemplateValue { .string(String(n)) }
@@ -21,9 +24,27 @@ public enum TemplateValue: Sendable, Equatable {
     /// The value named `key` when this is an object.
     @inline(__always)
     subscript(key: String) -> TemplateValue? {
-        if case let .object(d) = self { return d[key] }
-        return nil
+        switch self {
+        case let .object(d): return d[key]
+        case let .fields(list):
+            // By index, so that passing a field does not copy (retain) its name and value.
+            let count = key.utf8.count
+            var i = 0
+            while i < list.count {
+                if list[i].name.utf8.count == count && list[i].name == key { return list[i].value }
+                i += 1
+            }
+            return nil
+        default: return nil
+        }
     }
+}
+
+/// One named value of `TemplateValue.fields`.
+public struct TemplateField: Sendable, Equatable {
+    public let name: String
+    public let value: TemplateValue
+    public init(_ name: String, _ value: TemplateValue) { self.name = name; self.value = value }
 }
 
 extension TemplateValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral,
