@@ -1,9 +1,10 @@
-"""CGI mode: time per request of a process started for one request (hyperfine, no shell),
-Gatehouse (`gatehouse serve --config …` with GATEWAY_INTERFACE set) vs fcgi-baseline."""
+"""CGI mode: time per request of a process started for one request (hyperfine, no shell, sides
+alternating round by round), Gatehouse (`gatehouse serve --config …` with GATEWAY_INTERFACE set) vs fcgi-baseline."""
 import json
 import os
 import re
 import shlex
+import statistics
 
 from . import procs
 
@@ -33,17 +34,35 @@ def status_of(argv, env):
     return int(m.group(1)) if m else 200, head
 
 
-def compare(pairs, runs, warmup, out_json):
-    """pairs: [(name, argv, env)]; returns {name: {mean_ms, median_ms, stddev_ms, min_ms}}."""
-    argv = ["hyperfine", "-N", "--style", "none", "--warmup", str(warmup), "--runs", str(runs), "--export-json", out_json]
-    for name, a, env in pairs:
-        argv += ["--command-name", name, command(a, env)]
-    procs.run(argv, timeout=600)
-    data = json.load(open(out_json))
+def compare(pairs, runs, warmup, out_json, rounds=1):
+    """pairs: [(name, argv, env)]; returns {name: {mean_ms, median_ms, stddev_ms, min_ms, runs}} and,
+    with two sides, "ratio": the median over the rounds of first side's mean / second side's mean.
+
+    The sides alternate round by round (A B, B A, A B, ...), each round one hyperfine run of
+    `runs` processes per side after `warmup` ones, so a drift of the machine during the
+    measurement moves both sides of a round alike (as the wrk scenarios do)."""
+    times = {name: [] for name, _, _ in pairs}
+    per_round = []
+    for r in range(rounds):
+        order = pairs if r % 2 == 0 else list(reversed(pairs))
+        means = {}
+        for name, a, env in order:
+            path = f"{out_json}.{r}.{name}.json"
+            procs.run(["hyperfine", "-N", "--style", "none", "--warmup", str(warmup), "--runs", str(runs),
+                       "--export-json", path, "--command-name", name, command(a, env)], timeout=600)
+            ts = json.load(open(path))["results"][0]["times"]
+            times[name] += ts
+            means[name] = statistics.fmean(ts)
+        per_round.append(means)
     out = {}
-    for r in data["results"]:
-        out[r["command"]] = {"mean_ms": r["mean"] * 1000, "median_ms": r["median"] * 1000,
-                             "stddev_ms": (r.get("stddev") or 0) * 1000, "min_ms": r["min"] * 1000, "runs": len(r["times"])}
+    for name, ts in times.items():
+        out[name] = {"mean_ms": statistics.fmean(ts) * 1000, "median_ms": statistics.median(ts) * 1000,
+                     "stddev_ms": (statistics.stdev(ts) if len(ts) > 1 else 0) * 1000, "min_ms": min(ts) * 1000,
+                     "runs": len(ts), "rounds": rounds}
+    if len(pairs) == 2:
+        a, b = pairs[0][0], pairs[1][0]
+        out["ratio"] = statistics.median(m[a] / m[b] for m in per_round)
+    json.dump(out, open(out_json, "w"), indent=1)
     return out
 
 

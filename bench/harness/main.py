@@ -207,6 +207,9 @@ def run_growth(args, small, big, ngx, env, state, results):
         big.stop()
 
 
+CGI_ROUNDS = 5  # CGI: rounds of 15 processes per side, sides alternating
+
+
 def run_cgi(args, gh, bl, env, tmp, results):
     log("CGI: one process per request (hyperfine)")
     cfg = gh.config_path(2 * (os.cpu_count() or 1))
@@ -233,8 +236,8 @@ def run_cgi(args, gh, bl, env, tmp, results):
         else:
             pairs.append(("baseline", [bl.binary], benv))
         if pairs:
-            runs = 10 if args.quick else 40
-            res = cgi.compare(pairs, runs, 2 if args.quick else 5, str(Path(tmp) / f"cgi-{sc.key}.json"))
+            rounds, runs = (1, 10) if args.quick else (CGI_ROUNDS, 15)
+            res = cgi.compare(pairs, runs, 2 if args.quick else 3, str(Path(tmp) / f"cgi-{sc.key}.json"), rounds)
             entry.update(res)
         for side in ("gatehouse", "baseline"):
             d = entry.get(side, {})
