@@ -9,11 +9,17 @@ let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 /// placed together, so a process maps ~6 MB of code instead of ~10 MB. Names missing from the
 /// build are ignored: a stale list only places less.
 #if os(Linux)
+/// Release builds link GCC's static libstdc++ (scripts/static-cxx/libstdc++.so is a linker script
+/// naming libstdc++.a, found before the shared library): the static Swift runtime is the only C++
+/// user at start, and a CGI process no longer maps, relocates and looks up the symbols of
+/// libstdc++.so.6. libphonenumber, opened on first use, still brings the shared one for itself.
+let staticCxx: LinkerSetting = .unsafeFlags(
+    ["-L" + String(#filePath.dropLast("Package.swift".count)) + "scripts/static-cxx"], .when(configuration: .release))
 let symbolOrder = String(#filePath.dropLast("Package.swift".count)) + "scripts/symbol-order.txt"
 let startupLinkerFlags: [LinkerSetting] = [.unsafeFlags([
     "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
     "-Xlinker", "--symbol-ordering-file=" + symbolOrder, "-Xlinker", "--no-warn-symbol-ordering",
-])]
+]), staticCxx]
 #else
 let startupLinkerFlags: [LinkerSetting] = []
 #endif
