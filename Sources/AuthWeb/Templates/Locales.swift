@@ -64,8 +64,12 @@ public struct Locales: Sendable {
         func merged(_ lang: String) throws -> (table: TemplateValue, flat: [String: String])? {
             guard languages.contains(lang) else { return nil }
             if let hit = lock.withLock({ filled[lang] }) { return hit }
-            let en = try read("en"), mine = try read(lang)
-            let entry = (Locales.merge(en.table, mine.table), en.flat.merging(mine.flat) { $1 })
+            let en = try read("en")
+            // English needs no filling from itself.
+            let entry = lang == "en" ? en : try { () throws -> (table: TemplateValue, flat: [String: String]) in
+                let mine = try read(lang)
+                return (Locales.merge(en.table, mine.table), en.flat.merging(mine.flat) { $1 })
+            }()
             lock.withLock { filled[lang] = entry }
             return entry
         }
