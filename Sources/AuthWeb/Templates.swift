@@ -141,30 +141,27 @@ public final class Templates: @unchecked Sendable {
     /// Renders `name` with the locale's strings as `t`, plus `lang` and `values` (which may not
     /// use the names `t` and `lang`), as UTF-8 bytes.
     public func renderBytes(_ name: String, lang: String, values: [String: TemplateValue] = [:]) -> [UInt8] {
-        let locales = self.locales
-        let found: (nodes: [MustacheNode], size: Int, fixed: TemplateValue)?
-        do { found = try nodes(name, lang: lang, locales: locales) } catch {
-            Log.error("\(error)")
-            return []
-        }
-        guard let (nodes, size, fixed) = found else {
-            Log.error("missing template \(name)")
-            return []
-        }
-        var own = values
-        if own["t"] != nil || own["lang"] != nil {
-            Log.error("template \(name): the values t and lang are reserved")
+        render(name, lang: lang, reserved: values["t"] != nil || values["lang"] != nil) { reserved in
+            guard reserved else { return .object(values) }
+            var own = values
             own["t"] = nil; own["lang"] = nil
+            return .object(own)
         }
-        let out = MustacheRenderer.render(nodes, stack: [fixed, .object(own)], capacity: size)
-        if out.count > size { remember(size: out.count, of: name, lang: lang) }
-        return out
     }
 
     /// `renderBytes` with the values as a list of fields (looked up without hashing; the
     /// pages on the hot path use this). `t` and `lang` are reserved as there.
     public func renderBytes(_ name: String, lang: String, fields: [TemplateField]) -> [UInt8] {
-        let locales = self.locales
+        let isReserved = { (f: TemplateField) in f.name == "t" || f.name == "lang" }
+        return render(name, lang: lang, reserved: fields.contains(where: isReserved)) { reserved in
+            reserved ? .fields(fields.filter { !isReserved($0) }) : .fields(fields)
+        }
+    }
+
+    /// Renders `name` in `lang` over the fixed values and the caller's (`own`, told whether the
+    /// caller used a reserved name, which is logged and dropped); an empty answer when the
+    /// template is missing or does not load (logged).
+    private func render(_ name: String, lang: String, reserved: Bool, own: (Bool) -> TemplateValue) -> [UInt8] {
         let found: (nodes: [MustacheNode], size: Int, fixed: TemplateValue)?
         do { found = try nodes(name, lang: lang, locales: locales) } catch {
             Log.error("\(error)")
@@ -174,12 +171,8 @@ public final class Templates: @unchecked Sendable {
             Log.error("missing template \(name)")
             return []
         }
-        var own = fields
-        if own.contains(where: { $0.name == "t" || $0.name == "lang" }) {
-            Log.error("template \(name): the values t and lang are reserved")
-            own.removeAll { $0.name == "t" || $0.name == "lang" }
-        }
-        let out = MustacheRenderer.render(nodes, stack: [fixed, .fields(own)], capacity: size)
+        if reserved { Log.error("template \(name): the values t and lang are reserved") }
+        let out = MustacheRenderer.render(nodes, stack: [fixed, own(reserved)], capacity: size)
         if out.count > size { remember(size: out.count, of: name, lang: lang) }
         return out
     }
