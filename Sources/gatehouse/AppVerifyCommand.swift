@@ -30,7 +30,7 @@ enum AppVerifyCommand {
 
         func run() throws {
             let runtime = try Runtime(config: try common.load())
-            let pid = project ?? runtime.config.projects[0].id
+            let pid = try runtime.config.projectID(project)
             let flow = AppVerification(store: try runtime.openStore(), clock: SystemClock(), random: SystemRandom())
             do {
                 let expires = try flow.check(payload, project: pid, apiKey: apiKey)

@@ -84,7 +84,7 @@ enum Tokens {
         func run() throws {
             let runtime = try Runtime(config: try common.load())
             let store = try runtime.openStore()
-            let pid = project ?? runtime.config.projects[0].id
+            let pid = try runtime.config.projectID(project)
             var account = try store.account(project: pid, localID: uid)
             if account == nil, create {
                 let a = Account(projectID: pid, localID: uid, createdAt: SystemClock().now())

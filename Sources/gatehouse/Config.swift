@@ -283,3 +283,13 @@ struct Config {
         return arr.compactMap(\.stringValue)
     }
 }
+
+extension Config {
+    /// The project a command works on: `requested` (`--project`) when the configuration has it,
+    /// else the first project; a project the configuration does not have is a usage error.
+    func projectID(_ requested: String?) throws -> String {
+        let pid = requested ?? projects[0].id
+        guard projects.contains(where: { $0.id == pid }) else { throw UsageError("no project \(pid) in \(source)") }
+        return pid
+    }
+}

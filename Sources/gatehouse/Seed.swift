@@ -40,8 +40,7 @@ struct Seed: Command {
 
     func run() throws {
         let config = try common.load()
-        let pid = project ?? config.projects[0].id
-        guard config.projects.contains(where: { $0.id == pid }) else { throw UsageError("no project \(pid) in the configuration") }
+        let pid = try config.projectID(project)
         try Runtime.makeDirectories(config.dataDir)
         let store = try SQLiteStore(path: config.databasePath)
         let db = store.db

@@ -27,8 +27,7 @@ enum Users {
 
         func open() throws -> (store: SQLiteStore, project: String, admin: AccountAdmin) {
             let config = try common.load()
-            let pid = project ?? config.projects[0].id
-            guard config.projects.contains(where: { $0.id == pid }) else { throw UsageError("no project \(pid) in \(config.source)") }
+            let pid = try config.projectID(project)
             guard access(config.databasePath, F_OK) == 0 else {
                 throw UsersError("no database at \(config.databasePath) (wrong --data or --config?)")
             }
