@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "AuthEngine", dependencies: ["AuthCrypto", "JSONValue", "CPhoneNumber"], swiftSettings: swift5),
         .target(name: "AuthStore", dependencies: ["AuthEngine", "JSONValue", "CSQLite"], swiftSettings: swift5,
                 linkerSettings: staticLibrary("sqlite3")),
-        .target(name: "Delivery", dependencies: ["AuthEngine", "CCurl"], swiftSettings: swift5),
+        .target(name: "Delivery", dependencies: ["AuthEngine", "AuthCrypto", "CCurl"], swiftSettings: swift5),
         // Resources/ (templates, locales, region data) is compiled into the binary by the
         // EmbedResources plugin rather than shipped as a SwiftPM resource bundle, whose generated
         // accessor would import Foundation (and with it CoreFoundation and ICU) into the build.

@@ -1,3 +1,4 @@
+import AuthCrypto
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -94,7 +95,7 @@ public struct MIMEMessage {
         return lines.joined(separator: "\r\n ")
     }
 
-    static func word(_ bytes: [UInt8]) -> String { "=?UTF-8?B?" + Platform.base64(bytes) + "?=" }
+    static func word(_ bytes: [UInt8]) -> String { "=?UTF-8?B?" + Base64URL.encodeStandard(bytes) + "?=" }
 
     /// `"Name" <addr>` (quoted when ASCII) or `=?UTF-8?B?…?= <addr>`; just `<addr>` without a name.
     static func mailbox(name: String?, address: String) -> String {

@@ -1,3 +1,4 @@
+import AuthCrypto
 import AuthEngine
 #if canImport(Glibc)
 import Glibc
@@ -30,7 +31,7 @@ struct TwilioSender: MessageSender {
     }
 
     func send(_ m: OutboxMessage) throws {
-        let credentials = Platform.base64(Array("\(accountSID):\(authToken)".utf8))
+        let credentials = Base64URL.encodeStandard(Array("\(accountSID):\(authToken)".utf8))
         try HTTPOutcome.post(url, headers: [
             "Authorization: Basic \(credentials)",
             "Content-Type: application/x-www-form-urlencoded",
