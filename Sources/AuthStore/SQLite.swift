@@ -183,8 +183,8 @@ public final class SQLiteConnection {
         }
     }
 
-    /// Runs `body` holding the file's write lock; a checkpoint that the commit made due runs
-    /// after the lock is released.
+    /// Runs `body` holding the file's write lock. A checkpoint that the commit made due goes to
+    /// the file's checkpoint thread (or, if that cannot start, runs here after the lock is released).
     private func writing<T>(_ body: () throws -> T) throws -> T {
         endSharedRead()
         inWrite = true
@@ -199,7 +199,7 @@ public final class SQLiteConnection {
         defer { if due { gate.checkpoint(own: own) } }
         defer {
             active = own
-            if let frames = writer.walFrames { due = gate.checkpointDue(frames: frames) }
+            if let frames = writer.walFrames { due = gate.committed(frames: frames) }
             pthread_mutex_unlock(gate.mutex)
         }
         return try body()
