@@ -5,7 +5,6 @@ import datetime
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from types import SimpleNamespace
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness import cgi, measure, procs, report, stack  # noqa: E402
-from harness.scenario import Env, Unavailable, describe  # noqa: E402
+from harness.scenario import Env, SignRate, Unavailable, describe  # noqa: E402
 import scenarios  # noqa: E402
 
 ROOT = stack.ROOT
@@ -82,15 +81,6 @@ def machine():
             "openssl": version(["openssl", "version"]), "hyperfine": version(["hyperfine", "--version"]),
             "commit": commit + (" (with uncommitted changes)" if dirty else ""),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
-
-
-def openssl_speed(seconds):
-    r = procs.run(["openssl", "speed", "-seconds", str(seconds), "rsa2048"], timeout=seconds * 4 + 60)
-    for line in r.stdout.splitlines():
-        m = re.match(r"\s*rsa\s+2048 bits\s+([\d.]+)s\s+([\d.]+)s\s+([\d.]+)\s+([\d.]+)", line)
-        if m:
-            return {"sign_per_s": float(m.group(3)), "verify_per_s": float(m.group(4))}
-    raise RuntimeError("openssl speed: no rsa 2048 line in:\n" + r.stdout[-800:])
 
 
 def mint_id_token(gh):
@@ -164,8 +154,9 @@ def run_mode(mode, args, gh, bl, ngx, env, state, results, all_regions=None):
                 serving = all_regions if sc.instance == "all_regions" and all_regions else gh
                 sides.append(measure.Side("gatehouse", base, sc.gatehouse(env), serving.pid))
             if sc.baseline:
-                pid = None if sc.key == "ceiling" else bl.pid
-                sides.append(measure.Side("baseline", base, sc.baseline(env), pid))
+                call = sc.baseline(env)
+                pid = None if sc.key == "ceiling" or isinstance(call, SignRate) else bl.pid
+                sides.append(measure.Side("baseline", base, call, pid))
             out["scenarios"][sc.key] = measure.run_sides(sides, args, log)
         out["after_rss_kb"] = {"gatehouse": procs.status_kb(gh.pid, "VmRSS"), "baseline": procs.status_kb(bl.pid, "VmRSS")}
         results["modes"][mode] = out
@@ -266,7 +257,7 @@ def main(argv):
     try:
         log(f"temporary folder {tmp}")
         log("openssl speed -seconds 3 rsa2048")
-        results["signing"] = openssl_speed(1 if args.quick else 3)
+        results["signing"] = procs.openssl_speed(1 if args.quick else 3)
         log(f"  RS256 (RSA-2048) sign/s {results['signing']['sign_per_s']:.0f}, verify/s {results['signing']['verify_per_s']:.0f}")
 
         if binary != BINARY.resolve():

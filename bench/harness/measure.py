@@ -6,7 +6,7 @@ import statistics
 from . import procs, wrk
 from .scenario import Unavailable
 
-METRICS = ("rps", "p50_us", "p90_us", "p99_us", "mean_us", "flows_per_s")
+METRICS = ("rps", "p50_us", "p90_us", "p99_us", "mean_us", "flows_per_s", "sign_per_s")
 
 
 def median_of(rounds):
@@ -33,6 +33,8 @@ class Side:
 
     def wrk(self, seconds, connections):
         c = self.call
+        if hasattr(c, "measure"):  # not a request (the signing rate)
+            return c.measure(seconds)
         return wrk.run(self.base + ("/" if c.flow else c.path), seconds,
                        c.connections or connections, threads=c.threads or 1,
                        script=c.script, headers=c.headers, env=c.lua_env)
@@ -80,6 +82,9 @@ def run_sides(sides, cfg, log):
             if c0 is not None and c1 is not None:
                 res["responder_cpu_s"] = c1 - c0
             s.rounds.append(res)
+            if "sign_per_s" in res:
+                log(f"    round {r + 1} {s.name}: {res['sign_per_s']:.0f} RS256 sign/s (openssl speed, one core)")
+                continue
             extra = f", {res['flows_per_s']:.0f} flows/s" if "flows_per_s" in res else ""
             log(f"    round {r + 1} {s.name}: {res['rps']:.0f} req/s{extra}, p50 {res['p50_us'] / 1000:.2f} ms, "
                 f"p99 {res['p99_us'] / 1000:.2f} ms, errors {res['errors']}")
@@ -106,5 +111,9 @@ def run_sides(sides, cfg, log):
             per = [x[m] / y[m] for x, y in zip(a.rounds, b.rounds) if m in x and m in y and y[m]]
             if per:
                 ratios[m] = statistics.median(per)
+        per = [x["flows_per_s"] / y["sign_per_s"] for x, y in zip(a.rounds, b.rounds)
+               if "flows_per_s" in x and y.get("sign_per_s")]
+        if per:
+            ratios["flows_vs_sign"] = statistics.median(per)
         results["ratios"] = {"of": a.name, "to": b.name, **ratios}
     return results

@@ -5,6 +5,7 @@ Each child runs in its own session (process group), is recorded here, and is sto
 SIGTERM, SIGHUP). Nothing is ever stopped by name, only by the pid we started.
 """
 import os
+import re
 import signal
 import subprocess
 import time
@@ -72,6 +73,16 @@ def run(argv, timeout, env=None, cwd=None, check=True):
 
 
 # --- /proc readings -------------------------------------------------------------------------
+
+def openssl_speed(seconds):
+    """RS256 (RSA-2048) signatures and verifications per second on one core: `openssl speed`."""
+    r = run(["openssl", "speed", "-seconds", str(seconds), "rsa2048"], timeout=seconds * 4 + 60)
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s*rsa\s+2048 bits\s+([\d.]+)s\s+([\d.]+)s\s+([\d.]+)\s+([\d.]+)", line)
+        if m:
+            return {"sign_per_s": float(m.group(3)), "verify_per_s": float(m.group(4))}
+    raise RuntimeError("openssl speed: no rsa 2048 line in:\n" + r.stdout[-800:])
+
 
 def status_kb(pid, field):
     """A kB field of /proc/PID/status (VmRSS, VmHWM), or None."""

@@ -4,7 +4,7 @@ also runs in the growth (1k vs 1M accounts) and CGI sections."""
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from . import stack
+from . import procs, stack
 
 
 @dataclass
@@ -32,6 +32,22 @@ class Call:
         if status == self.expect:
             return None
         return describe(status, body)
+
+
+@dataclass
+class SignRate:
+    """Not a request: the RS256 (RSA-2048) signing rate of one core, `openssl speed rsa2048` for
+    a round's duration. As a scenario's baseline side it runs in the same alternating rounds as
+    the Gatehouse side, so each round's ratio compares figures taken under the same load."""
+    flow: bool = False
+
+    def probe(self, base):
+        import shutil
+        return None if shutil.which("openssl") else "openssl is not installed"
+
+    def measure(self, seconds):
+        rate = procs.openssl_speed(seconds)["sign_per_s"]
+        return {"rps": rate, "sign_per_s": rate, "requests": 0, "errors": 0}
 
 
 def describe(status, body):
