@@ -31,7 +31,7 @@ def log(msg):
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="bench/run", description="Gatehouse vs fcgi-baseline behind nginx on 127.0.0.1.")
     ap.add_argument("--quick", action="store_true", help="one short round of everything (smoke test)")
-    ap.add_argument("--rounds", type=int, help="rounds per scenario (default 3; quick 1)")
+    ap.add_argument("--rounds", type=int, help="rounds per scenario (default 5; quick 1)")
     ap.add_argument("--duration", type=int, help="seconds per wrk run (default 5; quick 2)")
     ap.add_argument("--connections", type=int, default=8, help="wrk connections (default 8)")
     ap.add_argument("--only", help="comma-separated scenario keys")
@@ -49,7 +49,7 @@ def parse_args(argv):
     ap.add_argument("--binary-note", default="", help="one sentence on what --binary is, for the report")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (logs, configs, databases)")
     a = ap.parse_args(argv)
-    a.rounds = max(1, min(a.rounds or (1 if a.quick else 3), 9))
+    a.rounds = max(1, min(a.rounds or (1 if a.quick else 5), 9))
     a.duration = int(max(1, min(a.duration or (2 if a.quick else 5), 60)))
     a.warmup = 1
     a.connections = max(1, min(a.connections, 64))
