@@ -147,7 +147,6 @@ public final class FastCGIServer: @unchecked Sendable {
             if rc < 0 { break }
             serve(&req, handler, head: &head)
             if isStopping { req.keepConnection = 0 }
-            if req.keepConnection == 0, FastCGIServer.inputConsumed(req.in) { FCGX_Detach(&req) }
             FCGX_Finish_r(&req)
         }
         FCGX_Free(&req, 1)
@@ -174,20 +173,6 @@ public final class FastCGIServer: @unchecked Sendable {
         FastCGIServer.encodeHead(response, into: &head)
         FastCGIServer.put(head, outStream)
         if method != "HEAD", !response.body.isEmpty { FastCGIServer.put(response.body, outStream) }
-    }
-
-    /// True when the request's input was read to its end without error, so that closing the
-    /// connection can skip libfcgi's lingering close. That close (`shutdown`, then `poll` and
-    /// `read` until the web server closes its side) exists so that input still unread at `close`
-    /// cannot turn into a TCP reset that destroys the response; with nothing left unread it
-    /// only holds the worker until the web server gets round to closing (a sleep and a wake-up per
-    /// request). Reads the end-of-stream record if the body left it in the stream; a peer that
-    /// sent more (a refused oversized body, a client that never ends its input) keeps the
-    /// lingering close.
-    static func inputConsumed(_ stream: UnsafeMutablePointer<FCGX_Stream>?) -> Bool {
-        guard let stream, FCGX_GetError(stream) == 0 else { return false }
-        if FCGX_HasSeenEOF(stream) == 0, FCGX_GetChar(stream) != EOF { return false }
-        return FCGX_GetError(stream) == 0
     }
 
     static func put(_ bytes: [UInt8], _ stream: UnsafeMutablePointer<FCGX_Stream>?) {
