@@ -108,10 +108,10 @@ final class WriteGate: @unchecked Sendable {
 
     /// Called without `mutex`. First a passive checkpoint on the caller's own handle copies the
     /// bulk of the WAL while writers go on. Then a second one on the writer, holding `mutex`,
-    /// copies only the frames committed meanwhile (none: nothing written, nothing synced). The WAL is then fully copied when the next
-    /// write begins, which lets that write start the WAL over (SQLite restarts it only then);
-    /// without this step, under steady writes the WAL never caught up and grew without bound.
-    /// Each step syncs the files it wrote.
+    /// copies only the frames committed meanwhile (if none, it writes and syncs nothing). The WAL
+    /// is then fully copied when the next write begins, which lets that write start the WAL over
+    /// (SQLite restarts it only then); without this step, under steady writes the WAL never caught
+    /// up and grew without bound. Each step syncs the files it wrote.
     func checkpoint(own: SQLiteHandle) {
         _ = sqlite3_wal_checkpoint_v2(own.db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         pthread_mutex_lock(mutex)
