@@ -116,7 +116,10 @@ final class WriteGate: @unchecked Sendable {
         _ = sqlite3_wal_checkpoint_v2(own.db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        if let writer = try? writer() {
+        // Not `writer()`: once the file's last connection has closed the writer, a checkpoint
+        // still running must not open it again (it would outlive every connection, keeping the
+        // WAL from being checkpointed and removed at the last close).
+        if let writer = handle {
             _ = sqlite3_wal_checkpoint_v2(writer.db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         }
     }

@@ -47,8 +47,9 @@ struct WriteGateTests {
         }
         // 12,000 transactions of ~1 page each go through the WAL: 86-113 MB without the catch-up
         // step. With a checkpoint due every 4,000 frames (~16 MB), run by the checkpoint thread
-        // while the writers go on, it peaked at 24-25 MB here.
-        #expect(maxWAL.withLock { $0 } < 40 * 1024 * 1024, "WAL grew to \(maxWAL.withLock { $0 }) bytes")
+        // while the writers go on, it peaked at 24-25 MB here, and at 43 MB with both cores
+        // busy with other work (the checkpoint thread then runs late).
+        #expect(maxWAL.withLock { $0 } < 64 * 1024 * 1024, "WAL grew to \(maxWAL.withLock { $0 }) bytes")
     }
 
     @Test("the file's last connection stops its checkpoint thread and removes the WAL; the file opens again")
