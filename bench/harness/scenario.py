@@ -47,7 +47,7 @@ class SignRate:
 
     def measure(self, seconds):
         rate = procs.openssl_speed(seconds)["sign_per_s"]
-        return {"rps": rate, "sign_per_s": rate, "requests": 0, "errors": 0}
+        return {"sign_per_s": rate, "requests": 0, "errors": 0}
 
 
 def describe(status, body):
