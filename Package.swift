@@ -87,7 +87,7 @@ let package = Package(
         .testTarget(name: "AuthEngineTests", dependencies: ["AuthEngine", "AuthCrypto", "AuthStore"], swiftSettings: swift5),
         .testTarget(name: "AuthStoreTests", dependencies: ["AuthStore", "AuthEngine"], swiftSettings: swift5),
         .testTarget(name: "GatehouseTests", dependencies: ["gatehouse", "AuthEngine"], swiftSettings: swift5),
-        .testTarget(name: "AuthWebTests", dependencies: ["AuthWeb", "HTTP", "AuthEngine"], swiftSettings: swift5),
+        .testTarget(name: "AuthWebTests", dependencies: ["AuthWeb", "HTTP", "AuthEngine", "AuthStore"], swiftSettings: swift5),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -33,7 +33,8 @@ public struct Context {
         guard let v = body[key] else { return nil }
         switch v {
         case let .string(s): return s
-        case let .number(n): return n.rounded() == n ? String(Int64(n)) : String(n)
+        // An integral number beyond Int64 (1e300) is written as a Double: a conversion would trap.
+        case let .number(n): return Int64(exactly: n).map { String($0) } ?? String(n)
         case let .bool(b): return b ? "true" : "false"
         default: return nil
         }
