@@ -47,8 +47,10 @@ public struct AccountProfile {
     /// Anonymous `accounts:signUp`: a new account and tokens with `sign_in_provider: "anonymous"`
     /// (and top-level `provider_id: "anonymous"`). Over the per-address limit →
     /// `TOO_MANY_ATTEMPTS_TRY_LATER`.
-    public func signUpAnonymous(project: String, remoteAddress: String) throws -> (Account, IssuedTokens) {
-        try Limits(store: store, clock: tokens.clock).hit(AccountProfile.signUpsPerIPPerHour, key: remoteAddress)
+    public func signUpAnonymous(project: String, remoteAddress: String,
+                                client: ClientAddress? = nil) throws -> (Account, IssuedTokens) {
+        let client = client ?? ClientAddress(remoteAddress)
+        try Limits(store: store, clock: tokens.clock).hit(AccountProfile.signUpsPerIPPerHour, client: client, scope: project)
         let now = tokens.clock.now()
         return try store.transaction {
             let admin = AccountAdmin(store: store, clock: tokens.clock, random: random)

@@ -27,15 +27,16 @@ public struct AppTokens {
 
     /// Consumes a token once. Unknown, reused, expired or bound elsewhere →
     /// `CAPTCHA_CHECK_FAILED : Recaptcha verification failed - EXPIRED|MALFORMED`.
-    /// `apiKey`: nil skips the key binding (hosted pages of the same project).
-    public func consume(_ token: String, project: String, apiKey: String?) throws {
+    /// `apiKey`: nil skips the key binding (hosted pages of the same project). `app`: the app
+    /// the token must have been minted for (`web` or a registered bundle id / package).
+    public func consume(_ token: String, project: String, apiKey: String?, app: String) throws {
         guard token.hasPrefix(AppTokens.prefix), token.utf8.count < 200 else {
             throw AuthError(.captchaCheckFailed, "Recaptcha verification failed - MALFORMED")
         }
         guard let rec = try store.consumeAppToken(hash: AppTokens.hash(token), now: clock.now()) else {
             throw AuthError(.captchaCheckFailed, "Recaptcha verification failed - EXPIRED")
         }
-        guard rec.projectID == project, apiKey == nil || rec.apiKey.isEmpty || rec.apiKey == apiKey else {
+        guard rec.projectID == project, apiKey == nil || rec.apiKey.isEmpty || rec.apiKey == apiKey, rec.appID == app else {
             throw AuthError(.captchaCheckFailed, "Recaptcha verification failed - MALFORMED")
         }
     }

@@ -1,6 +1,8 @@
 /// How hard a challenge is: `maxnumber` starts at the policy's minimum and doubles for every
-/// block of "free" challenges the caller's IP address (or the API key, all callers together) has
-/// already taken in the current window, up to the policy's cap.
+/// block of "free" challenges the caller's network (or the API key, all callers together) has
+/// already taken in the current window, up to the policy's cap. The network counts on both
+/// tiers: a client (IPv4 address, IPv6 /64) gets the free challenges, its block (IPv4 /24, IPv6
+/// /48) `wideFactor` times as many, so rotating addresses inside a block does not reset the price.
 extension AppVerification {
     static func challengeRuleIP(_ p: AppVerificationPolicy) -> Limits.Rule {
         Limits.Rule("appverify.challenges.ip", max: Int.max, per: p.windowSeconds)
@@ -27,12 +29,14 @@ extension AppVerification {
         return max(1, min(d, max(policy.maxDifficulty, policy.minDifficulty)))
     }
 
-    /// Counts this request against the caller's IP and API key and returns the difficulty.
-    func nextDifficulty(_ policy: AppVerificationPolicy, project: String, apiKey: String?, remoteAddress: String) throws -> Int {
+    /// Counts this request against the caller's network and API key and returns the difficulty.
+    func nextDifficulty(_ policy: AppVerificationPolicy, project: String, apiKey: String?, client: ClientAddress) throws -> Int {
         let limits = Limits(store: store, clock: clock)
         let ipRule = AppVerification.challengeRuleIP(policy)
-        try limits.hit(ipRule, key: remoteAddress)
-        let ipCount = try limits.count(ipRule, key: remoteAddress)
+        _ = try limits.record(ipRule, client: client, scope: project)
+        let narrow = try limits.count(ipRule, key: project + "|" + client.narrow)
+        let wide = try limits.count(ipRule, key: project + "|" + client.wide)
+        let ipCount = max(narrow, (wide + client.wideFactor - 1) / client.wideFactor)
         var keyCount = 0
         if let apiKey, !apiKey.isEmpty {
             let keyRule = AppVerification.challengeRuleKey(policy)

@@ -47,7 +47,8 @@ extension AppVerification {
         guard response.utf8.count <= AppVerification.maxExternalResponseLength else {
             throw AuthError(.captchaCheckFailed, "External verification failed - MALFORMED")
         }
-        try Limits(store: store, clock: clock).hit(AppVerification.redemptionRuleIP(policy), key: remoteAddress)
+        try Limits(store: store, clock: clock).hit(AppVerification.redemptionRuleIP(policy), client: project.client(remoteAddress),
+                                                   scope: project.id)
         let verdict: ExternalVerdict
         do {
             verdict = try verifier.siteverify(url: url, secret: secret, response: response, remoteAddress: remoteAddress,

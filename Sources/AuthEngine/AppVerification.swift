@@ -48,7 +48,7 @@ public struct AppVerification {
         guard policy.provider == .pow else {
             throw AuthError(.operationNotAllowed, "This project verifies apps with \(policy.provider.rawValue), not a proof of work.")
         }
-        let maxNumber = try nextDifficulty(policy, project: project.id, apiKey: apiKey, remoteAddress: remoteAddress)
+        let maxNumber = try nextDifficulty(policy, project: project.id, apiKey: apiKey, client: project.client(remoteAddress))
         return PowChallenge.make(key: try key(), nonce: random.bytes(12), number: uniform(upTo: maxNumber), maxNumber: maxNumber,
                                  expiresAt: clock.nowSeconds + policy.challengeLifetimeSeconds,
                                  scope: AppVerification.scope(project: project.id, apiKey: apiKey))
@@ -82,7 +82,8 @@ public struct AppVerification {
             throw AuthError(.operationNotAllowed, "This project verifies apps with \(policy.provider.rawValue), not a proof of work.")
         }
         guard !payload.isEmpty else { throw AuthError(.missingAppCredential, "Missing proof of work payload.") }
-        try Limits(store: store, clock: clock).hit(AppVerification.redemptionRuleIP(policy), key: remoteAddress)
+        try Limits(store: store, clock: clock).hit(AppVerification.redemptionRuleIP(policy), client: project.client(remoteAddress),
+                                                   scope: project.id)
         let expiresAt = try check(payload, project: project.id, apiKey: apiKey)
         let id = PowSolution(payload: payload)?.challengeID ?? []
         return try store.transaction {

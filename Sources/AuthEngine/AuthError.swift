@@ -14,6 +14,8 @@ public struct AuthError: Error, Equatable, CustomStringConvertible {
         case invalidTemporaryProof = "INVALID_TEMPORARY_PROOF"
         case phoneNumberExists = "PHONE_NUMBER_EXISTS"
         case missingClientIdentifier = "MISSING_CLIENT_IDENTIFIER"
+        /// Email endpoints' word for a missing app verification (firebase-wire.md §2.14).
+        case missingRecaptchaToken = "MISSING_RECAPTCHA_TOKEN"
         case captchaCheckFailed = "CAPTCHA_CHECK_FAILED"
         case invalidAppCredential = "INVALID_APP_CREDENTIAL"
         case missingAppCredential = "MISSING_APP_CREDENTIAL"

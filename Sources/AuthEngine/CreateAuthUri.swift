@@ -16,7 +16,7 @@ extension EmailLinks {
         guard let continueUri = nonEmpty(continueUri) else { throw AuthError(.missingContinueURI) }
         guard EmailAddress.validated(identifier) != nil else { throw AuthError(.invalidIdentifier) }
         guard EmailLinkURLs.parts(continueUri) != nil else { throw AuthError(.invalidContinueURI) }
-        try limits.hit(EmailLinks.authURIRule, key: remoteAddress)
+        try limits.hit(EmailLinks.authURIRule, client: project.client(remoteAddress), scope: project.id)
 
         guard let account = try store.account(project: project.id, email: EmailAddress.canonical(identifier)) else {
             return AuthURIResult(registered: false, allProviders: [], signinMethods: [], sessionID: session)

@@ -33,6 +33,11 @@ public struct OobSendRequest: Sendable {
     public var remoteAddress: String
     /// SHA-256 of the hosted page's pending cookie.
     public var browserBinding: [UInt8]?
+    /// A Gatehouse app token (`captchaResp` on the wire, `appToken` on the hosted page): needed
+    /// for `EMAIL_SIGNIN` outside dev mode unless the caller is an admin.
+    public var appToken: String?
+    /// The app the token must have been minted for (`web`, or a registered bundle id / package).
+    public var tokenApp = "web"
 
     public init(requestType: OobRequestType?, email: String?, apiKey: String, origin: String, lang: String, remoteAddress: String) {
         self.requestType = requestType; self.email = email; self.apiKey = apiKey; self.origin = origin; self.lang = lang
@@ -113,10 +118,7 @@ extension EmailLinks {
             throw AuthError(.operationNotAllowed, "\(type.rawValue) links are not supported.")
         }
 
-        if !req.isAdmin {
-            try limits.hit(sendsPerIP, key: req.remoteAddress)
-            try limits.hit(sendsPerAddress, key: project.id + "|" + email)
-        }
+        if type == .emailSignIn, !req.isAdmin { try verifyApp(req) }
 
         let now = clock.now()
         let code = random.token(bytes: 32)
@@ -132,6 +134,7 @@ extension EmailLinks {
 
         let emailed = !req.returnOobLink
         try store.transaction {
+            if !req.isAdmin { try countSend(mailbox: EmailAddress.mailbox(email), client: project.client(req.remoteAddress)) }
             try store.purgeEmailLinks(expiredBefore: now - EmailLinks.retentionAfterExpiry)
             try store.insertEmailLink(record)
             if emailed {
@@ -147,6 +150,34 @@ extension EmailLinks {
                                        localID: localID, remoteAddress: req.remoteAddress, detail: type.rawValue), at: now)
         }
         return OobSendResult(email: email, oobCode: code, oobLink: link, record: record, emailed: emailed)
+    }
+
+    /// Unauthenticated sign-in links need proof that a real app or browser asks (as phone codes
+    /// do), else a script could spend a victim's budget and mail-bomb within it. Dev mode needs
+    /// none, but a Gatehouse token that is supplied is still checked.
+    func verifyApp(_ req: OobSendRequest) throws {
+        let tokens = AppTokens(store: store, clock: clock, random: random)
+        // The hosted page (the only caller with a browser binding) mints its tokens without a key.
+        let apiKey: String? = req.browserBinding == nil ? req.apiKey : nil
+        if project.devMode {
+            if let t = req.appToken, t.hasPrefix(AppTokens.prefix) { try tokens.consume(t, project: project.id, apiKey: apiKey, app: req.tokenApp) }
+            return
+        }
+        guard let token = nonEmpty(req.appToken) else { throw AuthError(.missingRecaptchaToken) }
+        try tokens.consume(token, project: project.id, apiKey: apiKey, app: req.tokenApp)
+    }
+
+    /// Send limits per mailbox (canonical, `+tag` removed) and per client network (both tiers),
+    /// inside the send's transaction: every rule is checked before any is counted, so a refusal
+    /// spends nothing and two concurrent sends cannot both pass the last slot.
+    func countSend(mailbox: String, client: ClientAddress) throws {
+        let limits = self.limits
+        let mailboxKey = project.id + "|" + mailbox
+        guard try limits.allows(sendsPerAddress, key: mailboxKey), try limits.allows(sendsPerIP, client: client, scope: project.id) else {
+            throw AuthError(.tooManyAttempts)
+        }
+        try limits.hit(sendsPerAddress, key: mailboxKey)
+        _ = try limits.record(sendsPerIP, client: client, scope: project.id)
     }
 
     /// `https://<linkDomain>` when one is given (it must be Gatehouse's host or an authorized

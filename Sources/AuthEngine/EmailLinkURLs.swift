@@ -26,6 +26,14 @@ public enum EmailAddress {
     }
 
     public static func canonical(_ s: String) -> String { trimmed(s).lowercased() }
+
+    /// The mailbox a send limit counts: canonical, with a `+tag` cut from the local part, since
+    /// `ana+1@`, `ana+2@`… all reach `ana@`. For counting only: mail goes to the address as typed.
+    public static func mailbox(_ s: String) -> String {
+        let c = canonical(s)
+        guard let at = c.lastIndex(of: "@"), let plus = c[..<at].firstIndex(of: "+"), plus > c.startIndex else { return c }
+        return String(c[..<plus]) + String(c[at...])
+    }
 }
 
 /// Continue URLs, link domains and the shapes of emailed links (firebase-wire.md §4.1,

@@ -17,6 +17,36 @@ public struct Limits {
         public init(_ name: String, max: Int, per windowSeconds: Int64) {
             self.name = name; self.max = max; self.windowSeconds = windowSeconds
         }
+
+        /// The same rule for a client's block: its own counter, `factor` times the budget.
+        func widened(_ factor: Int) -> Rule {
+            let (m, overflow) = max.multipliedReportingOverflow(by: Swift.max(1, factor))
+            return Rule(name + ".wide", max: overflow ? Int.max : m, per: windowSeconds)
+        }
+    }
+
+    // MARK: Per client: both tiers of the client's network
+
+    /// Counts one event for the client (`rule.max`) and for its block (`rule.max × wideFactor`);
+    /// false if either is past its budget. `scope` separates projects.
+    public func record(_ rule: Rule, client: ClientAddress, scope: String) throws -> Bool {
+        let narrow = try record(rule, key: scope + "|" + client.narrow)
+        let wide = try record(rule.widened(client.wideFactor), key: scope + "|" + client.wide)
+        return narrow && wide
+    }
+
+    public func hit(_ rule: Rule, client: ClientAddress, scope: String, error: AuthError = AuthError(.tooManyAttempts)) throws {
+        if try !record(rule, client: client, scope: scope) { throw error }
+    }
+
+    /// Whether another event would still fit on both tiers (does not count).
+    public func allows(_ rule: Rule, client: ClientAddress, scope: String) throws -> Bool {
+        try allows(rule, key: scope + "|" + client.narrow) && allows(rule.widened(client.wideFactor), key: scope + "|" + client.wide)
+    }
+
+    /// Events of the client (narrow tier) so far in the current window.
+    public func count(_ rule: Rule, client: ClientAddress, scope: String) throws -> Int {
+        try count(rule, key: scope + "|" + client.narrow)
     }
 
     func window(_ rule: Rule) -> Millis {

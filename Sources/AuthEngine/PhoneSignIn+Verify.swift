@@ -2,10 +2,12 @@ import AuthCrypto
 
 /// Phone sign-in, step 2: `accounts:signInWithPhoneNumber` (firebase-wire.md §2.2, §5.1).
 ///
-/// Wrong codes: `maxAttemptsPerSession` per sessionInfo, then `SESSION_EXPIRED`; a per-number
-/// failure budget per day that survives new codes, then `TOO_MANY_ATTEMPTS_TRY_LATER`. Verifying
-/// the code, consuming it and the account change happen in one transaction; a wrong code is
-/// counted in its own committed transaction before the error is thrown.
+/// Wrong codes: `maxAttemptsPerSession` per sessionInfo, then `SESSION_EXPIRED`; a per-client
+/// failure budget per day that survives new codes, then `TOO_MANY_ATTEMPTS_TRY_LATER`. No budget
+/// is the number's: the owner holding their own sessionInfo and the right code is never refused
+/// because of someone else's guesses (docs/security.md). Verifying the code, consuming it and
+/// the account change happen in one transaction; a wrong code is counted in the same committed
+/// transaction before the error is thrown.
 extension PhoneSignIn {
     /// `operation` of the request (iOS: sign in, reauthenticate, link, update phone number).
     public enum Operation: String, Sendable {
@@ -61,11 +63,11 @@ extension PhoneSignIn {
     public func signIn(_ request: SignInRequest) throws -> SignInResult {
         let limits = Limits(store: store, clock: clock)
         let perAddress = Limits.Rule("phone-verify-ip-5min", max: policy.verifyAttemptsPerIPPer5Min, per: 300)
-        let addressKey = project.id + "|" + request.remoteAddress
+        let client = project.client(request.remoteAddress)
         guard (request.temporaryProof ?? "").isEmpty, let sessionInfo = request.sessionInfo, !sessionInfo.isEmpty,
               let code = request.code, !code.isEmpty else {
             // The proof path and incomplete requests count the attempt in a transaction of its own.
-            try limits.hit(perAddress, key: addressKey)
+            try limits.hit(perAddress, client: client, scope: project.id)
             if let proof = request.temporaryProof, !proof.isEmpty { return try finish(signIn(proof: proof, request)) }
             if (request.sessionInfo ?? "").isEmpty { throw AuthError(.missingSessionInfo) }
             throw AuthError(.missingCode)
@@ -79,18 +81,18 @@ extension PhoneSignIn {
             outcome = try store.transaction {
                 // The address's attempt is counted first, and committed with whatever follows:
                 // a refusal returns (commits) instead of throwing (rolling back).
-                guard try limits.record(perAddress, key: addressKey) else { return .refused(AuthError(.tooManyAttempts)) }
+                guard try limits.record(perAddress, client: client, scope: project.id) else { return .refused(AuthError(.tooManyAttempts)) }
                 let record: PhoneVerificationRecord
                 do { record = try lookUp(sessionInfo) } catch let e as AuthError { return .refused(e) }
                 let now = clock.now()
                 if record.consumedAt != nil || record.supersededAt != nil || now >= record.expiresAt
                     || record.attempts >= policy.maxAttemptsPerSession { return .refused(AuthError(.sessionExpired)) }
-                if try !limits.allows(failures, key: numberKey(record.phoneNumber)) { return .refused(AuthError(.tooManyAttempts)) }
+                if try !limits.allows(failures, client: client, scope: project.id) { return .refused(AuthError(.tooManyAttempts)) }
                 let valid = code.utf8.count == 6 && code.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
                 let given = keys.codeHash(valid ? code : "", nonce: record.nonce)
                 guard valid, Digest.constantTimeEqual(given, record.codeHash) else {
                     _ = try store.recordWrongPhoneCode(sessionHash: record.sessionHash, maxAttempts: policy.maxAttemptsPerSession)
-                    let within = try limits.record(failures, key: numberKey(record.phoneNumber))
+                    let within = try limits.record(failures, client: client, scope: project.id)
                     return .wrongCode(budgetExceeded: !within)
                 }
                 guard try store.consumePhoneVerification(sessionHash: record.sessionHash, now: now, maxAttempts: policy.maxAttemptsPerSession) else {
@@ -100,7 +102,7 @@ extension PhoneSignIn {
             }
         } catch {
             // Rolled back (the account change was refused or the store failed): the attempt still counts.
-            _ = try? limits.record(perAddress, key: addressKey)
+            _ = try? limits.record(perAddress, client: client, scope: project.id)
             throw error
         }
         switch outcome {

@@ -1,3 +1,4 @@
+import AuthCrypto
 import JSONValue
 
 /// What phone sign-in needs from the store.
@@ -57,32 +58,37 @@ public struct PhoneSignIn {
         public var resendAvailableAt: Millis
     }
 
-    /// Sends a code, or returns the pending one's sessionInfo without a second SMS.
+    /// Sends a code, or returns the pending one's sessionInfo without a second SMS when the same
+    /// client (network and app) asked for it: another client gets a code of its own, so nobody is
+    /// handed someone else's session.
     public func sendCode(_ request: SendRequest) throws -> SendResult {
         let number = try PhoneSignIn.parse(request.phoneNumber, defaultRegion: request.defaultRegion, project: project)
         try checkRegion(number)
-        try verifyApp(number, token: request.appToken, apiKey: request.apiKey)
         let appID = PhoneSignIn.normalisedAppID(request.appID)
+        try verifyApp(number, token: request.appToken, apiKey: request.apiKey, appID: appID)
+        let client = project.client(request.remoteAddress)
         let keys = try PhoneKeys.load(store: store, random: random, at: clock.now())
         // The new code and its keyed hashes need no database: made before taking the write lock.
-        let draft = Draft(number, keys: keys, random: random)
+        let draft = Draft(number, keys: keys, random: random, client: client, project: project.id)
         // One write transaction: the reentrancy check, the send limits and the new code.
         return try store.transaction {
-            // Reentrancy: a pending code for the same number and app is reused, nothing is sent
-            // or counted.
+            // Reentrancy: this client's pending code for the same number and app is reused,
+            // nothing is sent or counted.
             if let pending = try store.pendingPhoneVerification(project: project.id, phoneNumber: number.e164, appID: appID,
-                                                                now: clock.now(), maxAttempts: policy.maxAttemptsPerSession) {
+                                                                clientHash: draft.clientHash, now: clock.now(),
+                                                                maxAttempts: policy.maxAttemptsPerSession) {
                 return result(pending, keys: keys, queued: false)
             }
             // A refusal throws before anything is written (the rollback undoes nothing).
-            try countSend(number, remoteAddress: request.remoteAddress)
+            try countSend(number, client: client)
             return try issue(draft, appID: appID, compose: request.composeSMS)
         }
     }
 
     /// The hosted page's "send again": allowed `PhonePolicy.resendAfterSeconds` after the code
-    /// `sessionInfo` was issued; issues a new code (new sessionInfo) and invalidates the old one.
-    /// Too early → `TOO_MANY_ATTEMPTS_TRY_LATER : RESEND_TOO_SOON`.
+    /// `sessionInfo` was issued; issues a new code (new sessionInfo) and invalidates the old one
+    /// (only that one: other clients' codes for the number stay valid). The limits are counted in
+    /// the same transaction as the new code. Too early → `TOO_MANY_ATTEMPTS_TRY_LATER : RESEND_TOO_SOON`.
     public func resend(sessionInfo: String?, appToken: String?, apiKey: String? = nil, remoteAddress: String,
                        composeSMS: @escaping (_ code: String) -> String) throws -> SendResult {
         let old = try lookUp(sessionInfo)
@@ -91,13 +97,15 @@ public struct PhoneSignIn {
         if now < old.createdAt + policy.resendAfterSeconds * 1000 { throw AuthError(.tooManyAttempts, PhoneSignIn.resendTooSoon) }
         let number = try PhoneSignIn.parse(old.phoneNumber, project: project)
         try checkRegion(number)
-        try verifyApp(number, token: appToken, apiKey: apiKey)
-        try countSend(number, remoteAddress: remoteAddress)
+        try verifyApp(number, token: appToken, apiKey: apiKey, appID: old.appID)
+        let client = project.client(remoteAddress)
         let keys = try PhoneKeys.load(store: store, random: random, at: now)
-        let draft = Draft(number, keys: keys, random: random)
+        let draft = Draft(number, keys: keys, random: random, client: client, project: project.id)
         return try store.transaction {
-            guard try store.phoneVerification(sessionHash: old.sessionHash)?.supersededAt == nil else { throw AuthError(.sessionExpired) }
-            try store.supersedePhoneVerifications(project: project.id, phoneNumber: number.e164, appID: old.appID, at: clock.now())
+            try countSend(number, client: client)
+            guard try store.supersedePhoneVerification(sessionHash: old.sessionHash, at: clock.now()) else {
+                throw AuthError(.sessionExpired)
+            }
             return try issue(draft, appID: old.appID, compose: composeSMS)
         }
     }
@@ -118,40 +126,58 @@ public struct PhoneSignIn {
         }
     }
 
-    /// Real numbers outside dev mode need a single-use app token (`recaptchaToken`). Where none
-    /// is required (dev mode, test numbers) a Gatehouse token that is supplied is still consumed
-    /// once; other clients' placeholder tokens (emulator-style) are ignored there.
-    func verifyApp(_ number: ParsedNumber, token: String?, apiKey: String?) throws {
+    /// Real numbers outside dev mode need a single-use app token (`recaptchaToken`) minted for
+    /// this app. Where none is required (dev mode, test numbers) a Gatehouse token that is
+    /// supplied is still checked and consumed; other clients' placeholder tokens (emulator-style)
+    /// are ignored there.
+    func verifyApp(_ number: ParsedNumber, token: String?, apiKey: String?, appID: String) throws {
         let tokens = AppTokens(store: store, clock: clock, random: random)
+        let app = PhoneSignIn.tokenApp(appID, project: project)
         if project.devMode || number.isTest {
-            if let token, token.hasPrefix(AppTokens.prefix) { try tokens.consume(token, project: project.id, apiKey: apiKey) }
+            if let token, token.hasPrefix(AppTokens.prefix) { try tokens.consume(token, project: project.id, apiKey: apiKey, app: app) }
             return
         }
         guard let token, !token.isEmpty else { throw AuthError(.missingClientIdentifier) }
-        try tokens.consume(token, project: project.id, apiKey: apiKey)
+        try tokens.consume(token, project: project.id, apiKey: apiKey, app: app)
     }
 
-    /// Send limits (durable): per number per hour and per day, per IP per hour. Test numbers and
-    /// dev mode are exempt; a number past its failure budget gets no new code anywhere.
-    func countSend(_ number: ParsedNumber, remoteAddress: String) throws {
+    /// The app a token must have been minted for: the registered iOS bundle or Android package
+    /// the request names, else `web` (browsers and clients that name no registered app).
+    public static func tokenApp(_ appID: String, project: ProjectSettings) -> String {
+        project.iosApp(bundleID: appID) != nil || project.androidApp(packageName: appID) != nil ? appID : "web"
+    }
+
+    /// Send limits (durable): per number per hour and per day, per client network per hour (both
+    /// tiers). Test numbers and dev mode are exempt. A client past its failure budget gets no new
+    /// code: the budget is the client's, so someone else's guesses never stop the owner.
+    func countSend(_ number: ParsedNumber, client: ClientAddress) throws {
         let limits = Limits(store: store, clock: clock)
-        if try !limits.allows(PhoneSignIn.failureRule(policy), key: numberKey(number.e164)) { throw AuthError(.tooManyAttempts) }
+        if try !limits.allows(PhoneSignIn.failureRule(policy), client: client, scope: project.id) { throw AuthError(.tooManyAttempts) }
         guard !project.devMode, !number.isTest else { return }
-        let checks: [(Limits.Rule, String)] = [
-            (Limits.Rule("phone-send-number-hour", max: policy.sendsPerNumberPerHour, per: 3600), numberKey(number.e164)),
-            (Limits.Rule("phone-send-number-day", max: policy.sendsPerNumberPerDay, per: 86400), numberKey(number.e164)),
-            (Limits.Rule("phone-send-ip-hour", max: policy.sendsPerIPPerHour, per: 3600), project.id + "|" + remoteAddress),
+        let perNumber: [Limits.Rule] = [
+            Limits.Rule("phone-send-number-hour", max: policy.sendsPerNumberPerHour, per: 3600),
+            Limits.Rule("phone-send-number-day", max: policy.sendsPerNumberPerDay, per: 86400),
         ]
+        let perClient = Limits.Rule("phone-send-ip-hour", max: policy.sendsPerIPPerHour, per: 3600)
         // Check every rule before counting any, so a refused send does not eat another budget.
-        for (rule, key) in checks where try !limits.allows(rule, key: key) { throw AuthError(.tooManyAttempts) }
-        for (rule, key) in checks { try limits.hit(rule, key: key) }
+        for rule in perNumber where try !limits.allows(rule, key: numberKey(number.e164)) { throw AuthError(.tooManyAttempts) }
+        if try !limits.allows(perClient, client: client, scope: project.id) { throw AuthError(.tooManyAttempts) }
+        for rule in perNumber { try limits.hit(rule, key: numberKey(number.e164)) }
+        _ = try limits.record(perClient, client: client, scope: project.id)
     }
 
     func numberKey(_ e164: String) -> String { project.id + "|" + e164 }
 
-    /// The per-number failure budget: wrong codes per day, across every code sent.
+    /// The per-client failure budget: wrong codes per day from one client network, across every
+    /// number and code. (The guesses against one number are bounded by its sends × the attempts
+    /// per code; see docs/security.md.)
     static func failureRule(_ policy: PhonePolicy) -> Limits.Rule {
-        Limits.Rule("phone-failures-number-day", max: policy.failureBudgetPerDay, per: 86400)
+        Limits.Rule("phone-failures-client-day", max: policy.failureBudgetPerDay, per: 86400)
+    }
+
+    /// The client a pending code is handed back to: project, network (narrow tier).
+    static func clientHash(_ client: ClientAddress, project: String) -> [UInt8] {
+        Digest.sha256(project + "|" + client.narrow)
     }
 
     /// A code about to be issued: the code, its nonce, sessionInfo and hashes.
@@ -162,9 +188,11 @@ public struct PhoneSignIn {
         let sessionInfo: String
         let sessionHash: [UInt8]
         let codeHash: [UInt8]
+        let clientHash: [UInt8]
 
-        init(_ number: ParsedNumber, keys: PhoneKeys, random: RandomSource) {
+        init(_ number: ParsedNumber, keys: PhoneKeys, random: RandomSource, client: ClientAddress, project: String) {
             self.number = number
+            clientHash = PhoneSignIn.clientHash(client, project: project)
             code = number.testCode ?? random.digits(6)
             nonce = random.bytes(18)
             sessionInfo = keys.sessionInfo(nonce: nonce)
@@ -180,7 +208,7 @@ public struct PhoneSignIn {
         let record = PhoneVerificationRecord(
             sessionHash: draft.sessionHash, projectID: project.id, phoneNumber: number.e164, appID: appID,
             codeHash: draft.codeHash, nonce: draft.nonce, createdAt: now, expiresAt: now + codeLifetime,
-            isTest: number.isTest)
+            isTest: number.isTest, clientHash: draft.clientHash)
         try store.purgePhoneRecords(before: now - 86_400_000)
         try store.insertPhoneVerification(record)
         if !number.isTest {

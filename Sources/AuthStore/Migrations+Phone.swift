@@ -24,5 +24,10 @@ extension Migrations {
         CREATE INDEX phone_verifications_open ON phone_verifications(project_id, phone_number, app_id, created_at)
             WHERE consumed_at IS NULL AND superseded_at IS NULL;
         """),
+        // Migration 8: a pending code is handed back only to the client that asked for it. Codes
+        // from before have no client and are never handed back (the next send issues a new one).
+        (8, """
+        ALTER TABLE phone_verifications ADD COLUMN client_hash BLOB NOT NULL DEFAULT x'';
+        """),
     ]
 }

@@ -89,9 +89,9 @@ struct AppVerificationTests {
                                     remoteAddress: "192.0.2.1")
         #expect(token.hasPrefix(AppTokens.prefix))
         let tokens = AppTokens(store: store, clock: clock, random: SeededRandom())
-        try tokens.consume(token, project: project.id, apiKey: "key-a")
+        try tokens.consume(token, project: project.id, apiKey: "key-a", app: "com.example.gatehouse.demo")
         #expect(throws: AuthError(.captchaCheckFailed, "Recaptcha verification failed - EXPIRED")) {
-            try tokens.consume(token, project: project.id, apiKey: "key-a")
+            try tokens.consume(token, project: project.id, apiKey: "key-a", app: "com.example.gatehouse.demo")
         }
     }
 
@@ -239,15 +239,17 @@ struct AppVerificationTests {
         }
         let failed = AuthError(.captchaCheckFailed, "Recaptcha verification failed - MALFORMED")
         let t1 = try mint()
-        #expect(throws: failed) { try tokens.consume(t1, project: "other-project", apiKey: "key-a") }
+        #expect(throws: failed) { try tokens.consume(t1, project: "other-project", apiKey: "key-a", app: "com.example.gatehouse.demo") }
         let t2 = try mint()
-        #expect(throws: failed) { try tokens.consume(t2, project: project.id, apiKey: "key-b") }
+        #expect(throws: failed) { try tokens.consume(t2, project: project.id, apiKey: "key-b", app: "com.example.gatehouse.demo") }
         let t3 = try mint()
-        try tokens.consume(t3, project: project.id, apiKey: nil)
+        try tokens.consume(t3, project: project.id, apiKey: nil, app: "com.example.gatehouse.demo")
+        let wrongApp = try mint()
+        #expect(throws: failed) { try tokens.consume(wrongApp, project: project.id, apiKey: "key-a", app: "web") }
         let t4 = try mint()
         clock.advance(millis: AppTokens.lifetime)
         #expect(throws: AuthError(.captchaCheckFailed, "Recaptcha verification failed - EXPIRED")) {
-            try tokens.consume(t4, project: project.id, apiKey: "key-a")
+            try tokens.consume(t4, project: project.id, apiKey: "key-a", app: "com.example.gatehouse.demo")
         }
     }
 

@@ -20,6 +20,8 @@ final class PhoneFixture {
         tokens = TokenService(keyRing: ring, clock: clock)
         try ring.ensureKey(store: store, random: random)
         project = ProjectSettings(id: dev ? "demo-gatehouse" : "prod-project", apiKeys: ["key-1"], devMode: dev,
+                                  iosApps: [IOSApp(bundleID: "com.example.app", teamID: "TEAM123456"),
+                                            IOSApp(bundleID: "com.example.aside", teamID: "TEAM123456")],
                                   testPhoneNumbers: [PhoneFixture.testNumber: PhoneFixture.testCode], smsOriginDomain: "auth.example.com")
         configure(&project)
     }
@@ -27,8 +29,8 @@ final class PhoneFixture {
     var flow: PhoneSignIn { PhoneSignIn(store: store, clock: clock, random: random, tokens: tokens, project: project) }
 
     /// An app token as the verification page would mint it.
-    func appToken(apiKey: String = "key-1") throws -> String {
-        try AppTokens(store: store, clock: clock, random: random).mint(project: project.id, apiKey: apiKey, app: "com.example.app")
+    func appToken(apiKey: String = "key-1", app: String = "com.example.app") throws -> String {
+        try AppTokens(store: store, clock: clock, random: random).mint(project: project.id, apiKey: apiKey, app: app)
     }
 
     /// Sends a code; real numbers outside dev mode get a freshly minted app token unless `token` is given.
@@ -36,7 +38,7 @@ final class PhoneFixture {
     func send(_ number: String?, app: String = "com.example.app", ip: String = "203.0.113.7", token: String?? = nil,
               region: String? = nil) throws -> PhoneSignIn.SendResult {
         let needsToken = !project.devMode && number != nil && project.testPhoneNumbers[number!] == nil
-        let t: String? = try token ?? (needsToken ? appToken() : nil)
+        let t: String? = try token ?? (needsToken ? appToken(app: PhoneSignIn.tokenApp(app, project: project)) : nil)
         return try flow.sendCode(.init(phoneNumber: number, defaultRegion: region, appToken: t, apiKey: "key-1", appID: app,
                                        remoteAddress: ip, composeSMS: { "Your code is \($0)." }))
     }

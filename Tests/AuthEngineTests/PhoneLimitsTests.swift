@@ -52,7 +52,7 @@ struct PhoneLimitsTests {
         let f = try PhoneFixture()
         for _ in 0..<5 { try f.send(fr); expire(f) }
         let again = PhoneSignIn(store: f.store, clock: f.clock, random: SeededRandom(seed: 99), tokens: f.tokens, project: f.project)
-        #expect(wireError { try again.sendCode(.init(phoneNumber: fr, appToken: try f.appToken(), apiKey: "key-1", appID: "x",
+        #expect(wireError { try again.sendCode(.init(phoneNumber: fr, appToken: try f.appToken(), apiKey: "key-1", appID: "com.example.app",
                                                      remoteAddress: "192.0.2.1", composeSMS: { $0 })) } == "TOO_MANY_ATTEMPTS_TRY_LATER")
     }
 
@@ -75,24 +75,25 @@ struct PhoneLimitsTests {
         #expect(wireError { try f.signIn("ghs1.unknown", "123456", ip: "198.51.100.9") } == "INVALID_SESSION_INFO")
     }
 
-    @Test("the per-number failure budget of 20 a day survives new codes, then TOO_MANY_ATTEMPTS_TRY_LATER")
+    @Test("a client's failure budget of 20 a day survives new codes and numbers, then TOO_MANY_ATTEMPTS_TRY_LATER")
     func failureBudget() throws {
         let f = try PhoneFixture { $0.phone.sendsPerNumberPerHour = 10 }
         // A code kept aside for another app, still pending while the budget runs out.
         let aside = try f.send(fr, app: "com.example.aside")
         let asideCode = try f.lastCode()
         for round in 0..<4 {
-            let s = try f.send(fr)
+            let s = try f.send(round % 2 == 0 ? fr : us)
             let code = try f.lastCode()
             let wrong = code == "000000" ? "111111" : "000000"
             for _ in 0..<5 { #expect(wireError { try f.signIn(s.sessionInfo, wrong) } == "INVALID_CODE", "round \(round)") }
         }
         #expect(wireError { try f.signIn(aside.sessionInfo, asideCode) } == "TOO_MANY_ATTEMPTS_TRY_LATER")
-        #expect(wireError { try f.send(fr) } == "TOO_MANY_ATTEMPTS_TRY_LATER")
-        // Another number is unaffected; the budget renews the next day.
-        #expect(try f.send(us).smsQueued)
+        #expect(wireError { try f.send("+33612345699") } == "TOO_MANY_ATTEMPTS_TRY_LATER", "no new code for this client")
+        // Another client is unaffected, even for the same numbers; the budget renews the next day.
+        #expect(try f.send(fr, ip: "198.51.100.20").smsQueued)
+        guard case .signedIn = try f.signIn(aside.sessionInfo, asideCode, ip: "198.51.100.20") else { Issue.record("no"); return }
         f.clock.advance(seconds: 86400)
-        #expect(try f.send(fr).smsQueued)
+        #expect(try f.send(us).smsQueued)
     }
 
     @Test("the 5-wrong-codes rule applies to test numbers and in dev mode")
@@ -163,7 +164,7 @@ struct PhoneLimitsTests {
         let f = try PhoneFixture()
         let first = try f.send(fr, app: "web")
         let oldCode = try f.lastCode()
-        let again = { try f.flow.resend(sessionInfo: first.sessionInfo, appToken: try f.appToken(), remoteAddress: "203.0.113.7",
+        let again = { try f.flow.resend(sessionInfo: first.sessionInfo, appToken: try f.appToken(app: "web"), remoteAddress: "203.0.113.7",
                                         composeSMS: { "Code \($0)" }) }
         f.clock.advance(seconds: 59)
         #expect(wireError(again) == "TOO_MANY_ATTEMPTS_TRY_LATER : RESEND_TOO_SOON")
@@ -185,10 +186,10 @@ struct PhoneLimitsTests {
         #expect(wireError { try f.flow.resend(sessionInfo: s.sessionInfo, appToken: nil, remoteAddress: "x", composeSMS: { $0 }) }
                 == "MISSING_CLIENT_IDENTIFIER")
         for _ in 0..<4 {
-            s = try f.flow.resend(sessionInfo: s.sessionInfo, appToken: try f.appToken(), remoteAddress: "x", composeSMS: { $0 })
+            s = try f.flow.resend(sessionInfo: s.sessionInfo, appToken: try f.appToken(app: "web"), remoteAddress: "x", composeSMS: { $0 })
             f.clock.advance(seconds: 60)
         }
-        #expect(wireError { try f.flow.resend(sessionInfo: s.sessionInfo, appToken: try f.appToken(), remoteAddress: "x", composeSMS: { $0 }) }
+        #expect(wireError { try f.flow.resend(sessionInfo: s.sessionInfo, appToken: try f.appToken(app: "web"), remoteAddress: "x", composeSMS: { $0 }) }
                 == "TOO_MANY_ATTEMPTS_TRY_LATER")
     }
 

@@ -94,6 +94,7 @@ public struct ProjectSettings: Sendable, Equatable {
     public var emailLink = EmailLinkPolicy()
     public var session = SessionPolicy()
     public var appVerification = AppVerificationPolicy()
+    public var network = NetworkPolicy()
 
     public init(id: String, apiKeys: [String] = [], devMode: Bool = false, authorizedDomains: [String] = [],
                 iosApps: [IOSApp] = [], androidApps: [AndroidApp] = [], testPhoneNumbers: [String: String] = [:],
@@ -131,6 +132,9 @@ public struct ProjectSettings: Sendable, Equatable {
             return h == d
         }
     }
+
+    /// How per-client limits key this request's address.
+    public func client(_ remoteAddress: String) -> ClientAddress { ClientAddress(remoteAddress, policy: network) }
 
     public func iosApp(bundleID: String) -> IOSApp? { iosApps.first { $0.bundleID == bundleID } }
     public func androidApp(packageName: String) -> AndroidApp? { androidApps.first { $0.packageName == packageName } }

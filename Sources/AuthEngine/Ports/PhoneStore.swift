@@ -21,13 +21,17 @@ public struct PhoneVerificationRecord: Sendable, Equatable {
     /// Set when a "send again" replaced this code with a new one.
     public var supersededAt: Millis?
     public var isTest: Bool
+    /// SHA-256 of the requesting client's network (`PhoneSignIn.clientHash`): a pending code is
+    /// handed back only to the client that asked for it.
+    public var clientHash: [UInt8]
 
     public init(sessionHash: [UInt8], projectID: String, phoneNumber: String, appID: String, codeHash: [UInt8], nonce: [UInt8],
                 createdAt: Millis, expiresAt: Millis, attempts: Int = 0, consumedAt: Millis? = nil, supersededAt: Millis? = nil,
-                isTest: Bool = false) {
+                isTest: Bool = false, clientHash: [UInt8] = []) {
         self.sessionHash = sessionHash; self.projectID = projectID; self.phoneNumber = phoneNumber; self.appID = appID
         self.codeHash = codeHash; self.nonce = nonce; self.createdAt = createdAt; self.expiresAt = expiresAt
         self.attempts = attempts; self.consumedAt = consumedAt; self.supersededAt = supersededAt; self.isTest = isTest
+        self.clientHash = clientHash
     }
 }
 
@@ -51,9 +55,9 @@ public struct PhoneProofRecord: Sendable, Equatable {
 public protocol PhoneStore: Transactional {
     func insertPhoneVerification(_ record: PhoneVerificationRecord) throws
     func phoneVerification(sessionHash: [UInt8]) throws -> PhoneVerificationRecord?
-    /// The newest verification for project + number + app that is still pending at `now`:
-    /// unexpired, unconsumed, not superseded, fewer than `maxAttempts` wrong codes.
-    func pendingPhoneVerification(project: String, phoneNumber: String, appID: String, now: Millis,
+    /// The newest verification for project + number + app + client that is still pending at
+    /// `now`: unexpired, unconsumed, not superseded, fewer than `maxAttempts` wrong codes.
+    func pendingPhoneVerification(project: String, phoneNumber: String, appID: String, clientHash: [UInt8], now: Millis,
                                   maxAttempts: Int) throws -> PhoneVerificationRecord?
     /// Counts one wrong code if the verification is unconsumed and below `maxAttempts`;
     /// returns the new count, or nil when nothing was counted.
@@ -65,8 +69,9 @@ public protocol PhoneStore: Transactional {
     /// Marks the verification consumed if it is unconsumed, not superseded, unexpired at `now`
     /// and below `maxAttempts`; true when this call consumed it.
     func consumePhoneVerification(sessionHash: [UInt8], now: Millis, maxAttempts: Int) throws -> Bool
-    /// Marks every unconsumed, not yet superseded verification of project + number + app superseded.
-    func supersedePhoneVerifications(project: String, phoneNumber: String, appID: String, at: Millis) throws
+    /// Marks the verification superseded if it is still unconsumed and not superseded; true when
+    /// this call did. Only that code: other clients' codes for the same number stay valid.
+    func supersedePhoneVerification(sessionHash: [UInt8], at: Millis) throws -> Bool
     /// Deletes verifications and proofs that expired before `before`.
     func purgePhoneRecords(before: Millis) throws
 

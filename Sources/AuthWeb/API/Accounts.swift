@@ -75,7 +75,8 @@ enum AccountsAPI {
         if ctx.bodyHas("email") || ctx.bodyHas("password") || ctx.bodyHas("idToken") {
             throw AuthError(.operationNotAllowed, "Password sign-in is disabled for this project.")
         }
-        let (a, t) = try ctx.accountProfile.signUpAnonymous(project: ctx.project.id, remoteAddress: ctx.request.remoteAddress)
+        let (a, t) = try ctx.accountProfile.signUpAnonymous(project: ctx.project.id, remoteAddress: ctx.request.remoteAddress,
+                                                              client: ctx.project.client(ctx.request.remoteAddress))
         return .json(.obj([("kind", "identitytoolkit#SignupNewUserResponse"), ("localId", a.localID)] + t.wirePairs),
                      headers: [("Cache-Control", "no-store")])
     }

@@ -13,6 +13,8 @@ enum EmailLinkAPI {
         req.returnOobLink = ctx.bool("returnOobLink")
         req.isAdmin = ctx.isAdmin
         req.settings = actionCodeSettings(ctx)
+        req.appToken = ctx.nonEmpty("captchaResp") ?? ctx.nonEmpty("recaptchaToken")
+        req.tokenApp = PhoneSignIn.tokenApp(PhoneAPI.appID(ctx), project: ctx.project)
         let result = try ctx.emailLinks.send(req) { EmailMessages.compose($0, templates: ctx.app.templates) }
         if result.emailed { ctx.app.outboxNotifier() }
         return .json(.obj(("kind", "identitytoolkit#GetOobConfirmationCodeResponse"), ("email", result.email),

@@ -27,19 +27,12 @@ enum EmailPages {
             return problem(ctx, .continueNotAllowed, continueURL: nil)
         }
         let strings = ctx.strings
-        if !ctx.project.devMode {
-            do {
-                guard let token = ctx.request.formField("appToken"), !token.isEmpty else { throw AuthError(.missingClientIdentifier) }
-                try AppTokens(store: ctx.store, clock: ctx.app.clock, random: ctx.app.random).consume(token, project: ctx.project.id, apiKey: nil)
-            } catch is AuthError {
-                return try form(ctx, email: email, continueURL: continueURL, error: strings["email.page.error_verification"], status: 400)
-            }
-        }
         let pending = existingPendingToken(ctx) ?? ctx.app.random.token(bytes: 24)
         var req = OobSendRequest(requestType: .emailSignIn, email: email, apiKey: ctx.linkAPIKey, origin: ctx.origin, lang: ctx.locale,
                                  remoteAddress: ctx.request.remoteAddress)
         req.settings.continueURL = continueURL
         req.browserBinding = Digest.sha256(pending)
+        req.appToken = ctx.request.formField("appToken")
         let result: OobSendResult
         do {
             result = try ctx.emailLinks.send(req) { EmailMessages.compose($0, templates: ctx.app.templates) }
@@ -49,6 +42,7 @@ enum EmailPages {
             case .invalidEmail: ("error_invalid_email", 400)
             case .tooManyAttempts: ("error_too_many", 429)
             case .operationNotAllowed: ("error_not_allowed", 403)
+            case .missingRecaptchaToken, .captchaCheckFailed: ("error_verification", 400)
             default: throw e
             }
             return try form(ctx, email: email, continueURL: continueURL, error: strings["email.page.\(key)"], status: status)

@@ -31,12 +31,18 @@ final class EmailLinkFixture {
         configure(&project)
     }
 
+    func appToken(app: String = "web") throws -> String {
+        try AppTokens(store: store, clock: clock, random: random).mint(project: project.id, apiKey: "key-1", app: app)
+    }
+
     var flows: EmailLinks { EmailLinks(store: store, clock: clock, random: random, tokens: tokens, project: project) }
 
     func request(_ type: OobRequestType? = .emailSignIn, email: String? = "Ada@Example.com", ip: String = "192.0.2.1",
                  settings: (inout ActionCodeSettings) -> Void = { _ in }) -> OobSendRequest {
         var r = OobSendRequest(requestType: type, email: email, apiKey: "key-1", origin: EmailLinkFixture.origin, lang: "fr", remoteAddress: ip)
         settings(&r.settings)
+        // Sign-in links outside dev mode need app verification: a token as the challenge mints it.
+        if type == .emailSignIn, !project.devMode { r.appToken = try? appToken() }
         return r
     }
 
