@@ -82,7 +82,7 @@ public enum Base64URL {
         while count > 0, text[count - 1] == UInt8(ascii: "=") { count -= 1 }
         guard count % 4 != 1 else { return nil }
         let outCount = count / 4 * 3 + (count % 4 == 0 ? 0 : count % 4 - 1)
-        guard let src = text.baseAddress else { return [] }
+        guard let src = text.baseAddress, outCount > 0 else { return [] }
         return reverse.withUnsafeBufferPointer { table -> [UInt8]? in
             var bad = false
             let out = [UInt8](unsafeUninitializedCapacity: outCount) { buf, initialized in

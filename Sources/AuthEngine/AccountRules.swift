@@ -5,9 +5,14 @@ enum AccountRules {
     static let noPasswords = AuthError(.operationNotAllowed, "Password sign-in is disabled for this project.")
     static let maxTextLength = 2048
 
-    /// A uid: 1…128 characters, no control characters (it travels in HTTP headers).
+    /// C0 and C1 control characters and DEL: never part of a uid, an address or display text
+    /// (they travel in HTTP headers, mail headers and logs).
+    static func isControl(_ s: Unicode.Scalar) -> Bool { s.value < 0x20 || (0x7F...0x9F).contains(s.value) }
+
+    /// A uid: 1…128 bytes of UTF-8, no control characters (it travels in HTTP headers, and a token's
+    /// `sub` is at most 128 bytes).
     static func checkLocalID(_ id: String) throws {
-        guard !id.isEmpty, id.count <= 128, !id.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+        guard !id.isEmpty, id.utf8.count <= 128, !id.unicodeScalars.contains(where: isControl) else {
             throw AuthError(.invalidArgument, "localId must be 1 to 128 characters without control characters")
         }
     }
@@ -28,7 +33,7 @@ enum AccountRules {
         let e = raw.lowercased()
         let parts = e.split(separator: "@", omittingEmptySubsequences: false)
         guard e.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64, !parts[1].isEmpty,
-              !e.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F || "<>()[]\\,;:\"".unicodeScalars.contains($0) }),
+              !e.unicodeScalars.contains(where: { $0 == " " || isControl($0) || "<>()[]\\,;:\"".unicodeScalars.contains($0) }),
               !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !parts[1].contains("..") else {
             throw AuthError(.invalidEmail)
         }
@@ -38,7 +43,7 @@ enum AccountRules {
     /// Optional display text: "" clears it; too long or with control characters → `INVALID_ARGUMENT`.
     static func text(_ raw: String?, _ field: String) throws -> String? {
         guard let raw, !raw.isEmpty else { return nil }
-        guard raw.utf8.count <= maxTextLength, !raw.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+        guard raw.utf8.count <= maxTextLength, !raw.unicodeScalars.contains(where: isControl) else {
             throw AuthError(.invalidArgument, "\(field) is too long or contains control characters")
         }
         return raw

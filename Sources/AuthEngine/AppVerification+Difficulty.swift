@@ -23,7 +23,8 @@ extension AppVerification {
         let steps = min(max(level(ipCount, policy.freeChallengesPerIP), level(keyCount, policy.freeChallengesPerKey)), 40)
         var d = max(1, policy.minDifficulty)
         for _ in 0..<steps {
-            d *= 2
+            let (doubled, overflow) = d.multipliedReportingOverflow(by: 2)
+            d = overflow ? Int.max : doubled
             if d >= policy.maxDifficulty { break }
         }
         return max(1, min(d, max(policy.maxDifficulty, policy.minDifficulty)))

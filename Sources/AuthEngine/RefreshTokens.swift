@@ -1,6 +1,12 @@
+import AuthCrypto
 /// Secure Token `v1/token` with `grant_type=refresh_token` (firebase-wire.md §2.10, §3.2, §3.3):
 /// every use rotates the refresh token; a rotated token presented again outside the grace
 /// window revokes its whole family (it was stolen, or a client raced itself for too long).
+///
+/// A token has at most one successor. It is derived from the token itself under a server secret
+/// (`successor(of:key:)`), so a retry inside the grace window (a client that lost the answer, or
+/// raced itself) is answered with the same successor, recomputed, never a second one: replays
+/// cannot fan a family out, and only hashes are stored.
 public struct RefreshTokens {
     /// What a successful refresh returns.
     public struct Result: Sendable, Equatable {
@@ -10,11 +16,11 @@ public struct RefreshTokens {
         public let localID: String
     }
 
-    public let store: AccountStore & SessionStore & SigningKeyStore & AuditStore
+    public let store: AccountStore & SessionStore & SigningKeyStore & AuditStore & SecretStore
     public let tokens: TokenService
     public let random: RandomSource
 
-    public init(store: AccountStore & SessionStore & SigningKeyStore & AuditStore, tokens: TokenService, random: RandomSource) {
+    public init(store: AccountStore & SessionStore & SigningKeyStore & AuditStore & SecretStore, tokens: TokenService, random: RandomSource) {
         self.store = store; self.tokens = tokens; self.random = random
     }
 
@@ -35,6 +41,9 @@ public struct RefreshTokens {
         guard refreshToken.utf8.count <= 512 else { throw AuthError(.invalidRefreshToken) }
         let hash = SignInTokens.hash(refreshToken: refreshToken)
         let now = tokens.clock.now()
+        let secret = try store.secret(named: "refresh") ?? store.insertSecretIfAbsent(named: "refresh", value: random.bytes(32), at: now)
+        let next = RefreshTokens.successor(of: refreshToken, key: secret)
+        let nextHash = SignInTokens.hash(refreshToken: next)
 
         let outcome: Outcome = try store.transaction {
             guard let record = try store.refreshToken(hash: hash), record.projectID == project else {
@@ -48,18 +57,25 @@ public struct RefreshTokens {
             guard var account = try store.account(project: project, localID: record.localID) else { throw AuthError(.userNotFound) }
             if account.disabled { throw AuthError(.userDisabled) }
             if record.createdAt / 1000 < account.validSince { throw AuthError(.tokenExpired) }
-            // First use rotates; a retry inside the grace window gets a sibling in the same family.
-            if record.rotatedAt == nil { _ = try store.markRefreshTokenRotated(hash: hash, at: now) }
-
-            let next = SignInTokens.refreshPrefix + random.token(bytes: 32)
-            try store.insertRefreshToken(RefreshTokenRecord(
-                tokenHash: SignInTokens.hash(refreshToken: next), familyID: record.familyID, projectID: project,
-                localID: record.localID, provider: record.provider, authTime: record.authTime, createdAt: now))
+            // First use rotates and stores the successor; a retry inside the grace window gets the
+            // same successor again, as long as it is itself still unused.
+            if record.rotatedAt == nil, try store.markRefreshTokenRotated(hash: hash, at: now) {
+                try store.insertRefreshToken(RefreshTokenRecord(
+                    tokenHash: nextHash, familyID: record.familyID, projectID: project,
+                    localID: record.localID, provider: record.provider, authTime: record.authTime, createdAt: now))
+            } else {
+                guard let successor = try store.refreshToken(hash: nextHash), successor.familyID == record.familyID,
+                      successor.rotatedAt == nil, successor.revokedAt == nil else {
+                    try store.revokeRefreshFamily(record.familyID, project: record.projectID, localID: record.localID, at: now)
+                    return .reused(familyID: record.familyID, localID: record.localID)
+                }
+            }
             account.lastRefreshAt = now
             try store.updateAccount(account)
             let idToken = try tokens.mintIDToken(for: account, provider: record.provider, store: store, authTime: record.authTime)
             return .issued(Result(idToken: idToken, refreshToken: next, expiresIn: TokenService.idTokenLifetime, localID: account.localID))
         }
+
 
         switch outcome {
         case let .issued(result):
@@ -70,5 +86,11 @@ public struct RefreshTokens {
                                         detail: "family revoked"), at: now)
             throw AuthError(.tokenExpired)
         }
+    }
+
+    /// The one successor of `token`: HMAC-SHA-256 under the server's refresh secret, so it is
+    /// unguessable without the token and recomputable from it.
+    static func successor(of token: String, key: [UInt8]) -> String {
+        SignInTokens.refreshPrefix + Base64URL.encode(Digest.hmacSHA256(key: key, "refresh-successor\n" + token))
     }
 }

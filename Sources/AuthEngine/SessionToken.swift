@@ -104,7 +104,9 @@ extension Sessions {
             }
         }
         let now = tokens.clock.nowSeconds
+        let times = TokenService.plausibleTimes
         guard issuerOK, audienceOK, let subV, !subV.isEmpty, subV.utf8.count <= 128, expiresAt > now, issuedAt <= now + 60,
+              times.contains(issuedAt), times.contains(expiresAt), times.contains(auth),
               let sidV, !sidV.isEmpty, sidV.utf8.count <= 128 else { return .decided(nil) }
         return .decided(SessionClaims(uid: subV, issuedAt: issuedAt, expiresAt: expiresAt, authTime: auth,
                                       signInProvider: provider, sid: sidV))

@@ -97,6 +97,10 @@ public struct TokenService: Sendable {
                                authTime: authTime), key: key)
     }
 
+    /// Seconds since 1970 a token's times may take (to the year 5138): what callers multiply by
+    /// 1000 or format as dates stays far from overflow.
+    static let plausibleTimes: ClosedRange<Int64> = 0...100_000_000_000
+
     /// Verifies signature (published key by `kid`, RS256 only), issuer, audience, `exp`, `iat`.
     /// Any failure → `INVALID_ID_TOKEN` (revocation is the caller's check: it needs the account).
     public func verify(_ token: String, kind: Kind, project: String, store: SigningKeyStore, leeway: Int64 = 0) throws -> VerifiedToken {
@@ -111,6 +115,8 @@ public struct TokenService: Sendable {
         guard claims["iss"]?.stringValue == kind.issuer(project: project), claims["aud"]?.stringValue == project,
               let sub = claims["sub"]?.stringValue, !sub.isEmpty, sub.utf8.count <= 128,
               let iat = claims["iat"]?.int64Value, let exp = claims["exp"]?.int64Value,
+              TokenService.plausibleTimes.contains(iat), TokenService.plausibleTimes.contains(exp),
+              claims["auth_time"]?.int64Value.map(TokenService.plausibleTimes.contains) ?? true,
               exp + leeway > now, iat <= now + 60 + leeway else { throw invalid }
         let firebase = claims["firebase"]
         return VerifiedToken(uid: sub, issuedAt: iat, expiresAt: exp, authTime: claims["auth_time"]?.int64Value ?? iat,

@@ -39,7 +39,8 @@ public struct Row {
     public func text(_ i: Int32) -> String { textOrNil(i) ?? "" }
     public func textOrNil(_ i: Int32) -> String? {
         guard sqlite3_column_type(stmt, i) != SQLITE_NULL, let p = sqlite3_column_text(stmt, i) else { return nil }
-        return String(cString: p)
+        // By its length, as it was bound: a NUL inside the text is kept, not an end.
+        return String(decoding: UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, i))), as: UTF8.self)
     }
     public func blob(_ i: Int32) -> [UInt8] {
         let n = Int(sqlite3_column_bytes(stmt, i))
@@ -104,7 +105,16 @@ public final class SQLiteConnection {
             switch v.sqlValue {
             case .null: rc = sqlite3_bind_null(stmt, idx)
             case let .int(n): rc = sqlite3_bind_int64(stmt, idx, n)
-            case let .text(s): rc = sqlite3_bind_text(stmt, idx, s, -1, gh_sqlite_transient())
+            case let .text(s):
+                // Bound by its byte length: with -1 SQLite would stop at a NUL, and `"victim\u{0}x"`
+                // would then name `victim`'s row.
+                var text = s
+                rc = text.withUTF8 { u in
+                    u.withMemoryRebound(to: CChar.self) {
+                        sqlite3_bind_text64(stmt, idx, $0.baseAddress ?? gh_sqlite_empty_text(), sqlite3_uint64($0.count),
+                                            gh_sqlite_transient(), UInt8(SQLITE_UTF8))
+                    }
+                }
             case let .blob(b):
                 rc = b.withUnsafeBytes { sqlite3_bind_blob(stmt, idx, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count), gh_sqlite_transient()) }
             }

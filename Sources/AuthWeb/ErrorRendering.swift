@@ -48,11 +48,11 @@ extension WebApp {
         case let e as AuthError:
             status = e.httpStatus
             key = "error." + e.code.rawValue
-            if e.code == .internalError { Log.error("internal: \(e.message)", requestID: ctx.request.requestID) }
+            if e.code == .internalError { Log.error("internal: \(e.message)", requestID: ctx.request.logID) }
         case let e as WireFailure:
             return e.response
         default:
-            Log.error("internal error: \(error)", requestID: ctx.request.requestID)
+            Log.error("internal error: \(error)", requestID: ctx.request.logID)
             status = 500
             key = "error.INTERNAL"
         }

@@ -78,7 +78,7 @@ public final class WebApp: @unchecked Sendable {
                 try route.guards.check(&ctx)
                 response = try route.handler(&ctx)
             } catch {
-                response = route.kind == .page ? renderPageError(error, ctx: ctx) : renderAPIError(error, requestID: request.requestID)
+                response = route.kind == .page ? renderPageError(error, ctx: ctx) : renderAPIError(error, requestID: request.logID)
             }
             if route.kind == .page { applyPageHeaders(&response) }
         }

@@ -165,7 +165,7 @@ public final class FastCGIServer: @unchecked Sendable {
             do {
                 response = try handler(request)
             } catch {
-                log("[\(request.requestID)] handler failed: \(error)")
+                log("[\(request.logID)] handler failed: \(error)")
                 response = FastCGIServer.badGateway("handling the request")
             }
         }
@@ -186,7 +186,10 @@ public final class FastCGIServer: @unchecked Sendable {
     enum BodyFailure: Error { case tooLarge, readFailed }
 
     static func readBody(params: CGIParams, max: Int, read: (UnsafeMutablePointer<CChar>, Int32) -> Int32) -> Result<[UInt8], BodyFailure> {
-        let declared = params[.contentLength].flatMap { Int($0) } ?? 0
+        let raw = params[.contentLength] ?? ""
+        // Digits too many for an Int are a body far too large, not an empty one.
+        if Int(raw) == nil, !raw.isEmpty, raw.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return .failure(.tooLarge) }
+        let declared = Int(raw) ?? 0
         if declared > max { return .failure(.tooLarge) }
         guard declared > 0 else { return .success([]) }
         var body = [UInt8](repeating: 0, count: declared)
@@ -232,7 +235,7 @@ public final class FastCGIServer: @unchecked Sendable {
         let host = headers["host"] ?? params[.serverName] ?? "localhost"
         return Request(method: params[.requestMethod] ?? "GET", path: path, rawQuery: query, lowercasedHeaders: headers, body: body,
                        remoteAddress: params[.remoteAddr] ?? "", isHTTPS: https, host: host,
-                       requestID: headers["x-request-id"] ?? params[.requestID] ?? "-")
+                       requestID: params[.requestID].map(Request.loggable) ?? "-")
     }
 
     /// CGI response bytes: `Status:` line, headers, blank line, body.

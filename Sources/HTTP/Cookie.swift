@@ -99,7 +99,7 @@ public struct Cookie: Equatable, Sendable {
         return s[lo..<hi]
     }
 
-    static func isToken(_ s: String) -> Bool {
+    public static func isToken(_ s: String) -> Bool {
         !s.isEmpty && s.utf8.allSatisfy { c in c > 0x20 && c < 0x7F && !"()<>@,;:\\\"/[]?={}".utf8.contains(c) }
     }
 

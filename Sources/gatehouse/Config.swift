@@ -4,6 +4,7 @@ import Delivery
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTP
 import JSONValue
 
 /// The configuration file (JSON; every key documented in docs/configuration.md) plus
@@ -77,7 +78,7 @@ struct Config {
     }
 
     static let knownTopKeys: Set<String> = ["mode", "data_dir", "database", "listen", "public_origin", "admin_token", "templates_dir",
-                                            "log_level", "projects", "sms", "email", "$comment"]
+                                            "log_level", "projects", "sms", "email", "limits", "$comment"]
 
     mutating func apply(_ json: JSON, problems: inout [String]) {
         guard case let .object(pairs) = json else { problems.append("top level must be a JSON object"); return }
@@ -119,6 +120,15 @@ struct Config {
         }
         if let s = json["sms"] { sms = s }
         if let e = json["email"] { email = e }
+        if let l = json["limits"] {
+            var n = NetworkPolicy()
+            int(l, "ipv6_prefix_bits", 32...128, &problems, prefix: "limits.").map { n.ipv6PrefixBits = $0 }
+            int(l, "ipv4_block_prefix_bits", 8...32, &problems, prefix: "limits.").map { n.ipv4WidePrefixBits = $0 }
+            int(l, "ipv6_block_prefix_bits", 16...128, &problems, prefix: "limits.").map { n.ipv6WidePrefixBits = $0 }
+            int(l, "block_factor", 1...1000, &problems, prefix: "limits.").map { n.wideFactor = $0 }
+            if n.ipv6WidePrefixBits > n.ipv6PrefixBits { problems.append("limits.ipv6_block_prefix_bits: must not exceed ipv6_prefix_bits") }
+            for i in projects.indices { projects[i].network = n }
+        }
     }
 
     mutating func applyEnvironment(_ env: [String: String], problems: inout [String]) {
@@ -148,6 +158,16 @@ struct Config {
         var ids = Set<String>()
         for p in projects {
             if !ids.insert(p.id).inserted { problems.append("projects: duplicate id '\(p.id)'") }
+            // Every code gets its attempts, and a number gets its daily sends: their product is the
+            // guesses anyone gets against one number per day (twice that across a day boundary),
+            // kept within NIST SP 800-63B's 100.
+            if p.phone.sendsPerNumberPerDay * p.phone.maxAttemptsPerSession > 50 {
+                problems.append("projects[\(p.id)].phone: sends_per_number_per_day × max_attempts_per_code must be at most 50")
+            }
+            if !Cookie.isToken(p.session.cookieName) { problems.append("projects[\(p.id)].session.cookie_name: not a valid cookie name") }
+            if let d = p.session.cookieDomain, d.isEmpty || !d.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0 != ";" && $0 != "," }) {
+                problems.append("projects[\(p.id)].session.cookie_domain: not a valid domain")
+            }
         }
         guard mode == .production else { return }
         if (adminToken ?? "").count < 32 { problems.append("admin_token: production mode needs an admin token of at least 32 characters") }

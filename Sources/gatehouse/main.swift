@@ -73,6 +73,7 @@ struct Serve: Command {
         socket = p.string("socket")
         listen = p.string("listen")
         workers = try p.int("workers")
+        if let w = workers, !(1...256).contains(w) { throw UsageError("--workers: expected 1…256") }
     }
 
     func run() throws {

@@ -52,7 +52,7 @@ struct RefreshTokenTests {
         _ = try w.refreshOnce(t.refreshToken)
     }
 
-    @Test("reusing a rotated token inside the 10-second grace window returns valid tokens and revokes nothing")
+    @Test("reusing a rotated token inside the 10-second grace window answers with the successor already issued, never a new one")
     func reuseInsideGraceWindow() throws {
         let w = try SessionWorld()
         try w.user()
@@ -60,11 +60,13 @@ struct RefreshTokenTests {
         let a = try w.refreshOnce(t.refreshToken)
         w.clock.advance(seconds: 9)
         let b = try w.refreshOnce(t.refreshToken)   // a client retrying after a lost response
-        #expect(b.refreshToken != a.refreshToken)
+        #expect(b.refreshToken == a.refreshToken, "one successor per token")
         _ = try w.tokens.verify(b.idToken, kind: .idToken, project: SessionWorld.project, store: w.store)
-        // Both descendants still work: nothing was revoked.
+        let family = try w.store.db.rows("SELECT COUNT(*) FROM refresh_tokens") { $0.int(0) }
+        #expect(family == [2], "the replay stored nothing")
+        // Once the successor is used, a replay of its parent is reuse, even inside the window.
         _ = try w.refreshOnce(a.refreshToken)
-        _ = try w.refreshOnce(b.refreshToken)
+        #expect(throws: AuthError(.tokenExpired)) { try w.refreshOnce(t.refreshToken) }
     }
 
     @Test("reusing a rotated token after the grace window revokes the whole family")

@@ -21,7 +21,7 @@ enum SessionProcess {
         }
         guard due else { return }
         do { try ctx.store.purgeSessions(now: now, retiredBefore: now - refreshRecordRetention) } catch {
-            Log.warning("session purge failed: \(error)", requestID: ctx.request.requestID)
+            Log.warning("session purge failed: \(error)", requestID: ctx.request.logID)
         }
     }
 }

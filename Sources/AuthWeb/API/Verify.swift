@@ -19,7 +19,7 @@ enum VerifyAPI {
         let check = try ctx.sessions.authorize(cookie: ctx.sessionCookieValue, project: ctx.project.id, cache: SessionProcess.cache)
         guard let identity = check.identity else {
             if case let .signedOut(reason) = check, reason != .missing {
-                Log.debug("verify: refused (\(reason.rawValue))", requestID: ctx.request.requestID)
+                Log.debug("verify: refused (\(reason.rawValue))", requestID: ctx.request.logID)
             }
             return Response(status: 401, headers: [("Location", signInURL(ctx, continueURL: ctx.request.header("x-original-url"))), noStore])
         }

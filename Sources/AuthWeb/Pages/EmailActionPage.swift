@@ -116,12 +116,12 @@ extension EmailPages {
     }
 
     /// `GET /__/auth/links?link=<action URL>`: a browser (no app installed) goes on to the action
-    /// handler — only ever to Gatehouse's own `/__/auth/action`.
+    /// handler — only ever to Gatehouse's own `/__/auth/action` on its configured public origin
+    /// (the `Host` header is the client's to choose, so it never widens what is allowed).
     static func links(_ ctx: inout Context) throws -> Response {
         guard let link = ctx.request.query("link"), link.utf8.count <= 4096,
               link.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else { return problem(ctx, .invalid, continueURL: nil) }
-        let origins = [ctx.origin, ctx.request.origin, "https://" + ctx.request.host]
-        guard origins.contains(where: { link.hasPrefix($0 + "/__/auth/action?") }) else { return problem(ctx, .invalid, continueURL: nil) }
+        guard link.hasPrefix(ctx.origin + "/__/auth/action?") else { return problem(ctx, .invalid, continueURL: nil) }
         return .redirect(to: link)
     }
 
