@@ -18,6 +18,9 @@ struct SMSPumpingTests {
         return block + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
+    /// The `b`-th Latvian mobile block (`+3712` and three digits).
+    func lvBlock(_ b: Int) -> String { "+3712" + String(number("", b).suffix(3)) }
+
     let lv = "+3712012", lvOther = "+3712013", fr = "+3361234", de = "+491512345"
 
     func holds(_ f: PhoneFixture) throws -> [String] {
@@ -92,21 +95,21 @@ struct SMSPumpingTests {
     @Test("a quiet prefix's first sends are not held; the send that reaches the minimum with a jump holds it")
     func holdOnJump() throws {
         let f = try fixture()
-        for i in 0..<9 { try f.send(number(lv, i)) }
-        #expect(try holds(f).isEmpty, "fewer than sms_hold_min_prefix_per_hour (10) SMS never hold a prefix")
-        #expect(try f.send(number(lv, 9)).smsQueued, "the send that crosses the line still goes out")
+        for i in 0..<19 { try f.send(number(lv, i)) }
+        #expect(try holds(f).isEmpty, "fewer than sms_hold_min_prefix_per_hour (20) SMS never hold a prefix")
+        #expect(try f.send(number(lv, 19)).smsQueued, "the send that crosses the line still goes out")
         #expect(try holds(f) == ["prefix +3712012"])
-        #expect(wireError { try f.send(number(lv, 10)) } == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        #expect(wireError { try f.send(number(lv, 20)) } == "TOO_MANY_ATTEMPTS_TRY_LATER")
         // The hold is per prefix: the next block of the same country and other countries still get SMS.
         #expect(try f.send(number(lvOther, 1)).smsQueued)
         #expect(try f.send(number(fr, 1)).smsQueued)
         #expect(try f.send(number(de, 1)).smsQueued)
-        #expect(try f.smsMessages().count == 13)
+        #expect(try f.smsMessages().count == 23)
         let hold = try f.store.smsHold(project: f.project.id, kind: .prefix, key: lv)
-        #expect(hold?.recentCount == 10 && hold?.baselineCount == 0 && hold?.expiresAt == nil)
+        #expect(hold?.recentCount == 20 && hold?.baselineCount == 0 && hold?.expiresAt == nil)
         // It stays until released.
         f.clock.advance(seconds: 7 * 86400)
-        #expect(wireError { try f.send(number(lv, 11)) } == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        #expect(wireError { try f.send(number(lv, 21)) } == "TOO_MANY_ATTEMPTS_TRY_LATER")
     }
 
     @Test("traffic at its usual rate is not held, even above the minimum; ten times the usual rate is")
@@ -131,49 +134,51 @@ struct SMSPumpingTests {
     @Test("a region whose rate jumps is held as a whole; other regions are not")
     func regionHold() throws {
         let f = try fixture()
-        // Numbers spread over 50 blocks: no prefix reaches its minimum, the region does.
-        for b in 0..<50 { try f.send(number("+37120\(10 + b)", b)) }
+        // Numbers spread over 100 blocks: no prefix reaches its minimum, the region does.
+        for b in 0..<100 { try f.send(number(lvBlock(b), b)) }
         #expect(try holds(f) == ["region LV"])
-        #expect(wireError { try f.send(number("+3712099", 1)) } == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        #expect(wireError { try f.send(number(lvBlock(500), 1)) } == "TOO_MANY_ATTEMPTS_TRY_LATER")
         #expect(try f.send(number(fr, 1)).smsQueued)
-        #expect(try f.smsMessages().count == 51)
+        #expect(try f.smsMessages().count == 101)
     }
 
     @Test("release: the destination gets SMS again and is not held again automatically for a day")
     func release() throws {
         let f = try fixture()
-        for i in 0..<10 { try f.send(number(lv, i)) }
+        for i in 0..<20 { try f.send(number(lv, i)) }
         #expect(try holds(f) == ["prefix +3712012"])
         #expect(try !SMSPumpingGuard.release("+3712099", project: f.project.id, store: f.store, at: f.clock.now()))
         #expect(try !SMSPumpingGuard.release("+3712012", project: "other-project", store: f.store, at: f.clock.now()))
         #expect(try SMSPumpingGuard.release("+3712012", project: f.project.id, store: f.store, at: f.clock.now()))
         #expect(try holds(f).isEmpty)
-        for i in 10..<20 { #expect(try f.send(number(lv, i)).smsQueued) }
+        for i in 20..<40 { #expect(try f.send(number(lv, i)).smsQueued) }
         #expect(try holds(f).isEmpty)
-        // The budget still applies (30 an hour by default).
-        for i in 20..<30 { try f.send(number(lv, i)) }
-        #expect(wireError { try f.send(number(lv, 30)) } == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        // The budget still applies (50 an hour by default).
+        for i in 40..<50 { try f.send(number(lv, i)) }
+        #expect(wireError { try f.send(number(lv, 50)) } == "TOO_MANY_ATTEMPTS_TRY_LATER")
         #expect(try holds(f).isEmpty)
-        // A day later a new jump holds it again (the 30 are in its baseline, so it takes more than 12.5 an hour).
+        // A day later a new jump holds it again (the 50 are in its baseline: it takes more than 20.8 an hour).
         f.clock.advance(seconds: 86400)
-        for i in 31..<44 { try f.send(number(lv, i)) }
+        for i in 51..<71 { try f.send(number(lv, i)) }
+        #expect(try holds(f).isEmpty)
+        try f.send(number(lv, 71))
         #expect(try holds(f) == ["prefix +3712012"])
         // Regions are released by their code, in any case.
         let g = try fixture()
-        for b in 0..<50 { try g.send(number("+37120\(10 + b)", b)) }
+        for b in 0..<100 { try g.send(number(lvBlock(b), b)) }
         #expect(try SMSPumpingGuard.release("lv", project: g.project.id, store: g.store, at: g.clock.now()))
-        #expect(try g.send(number("+3712099", 1)).smsQueued)
+        #expect(try g.send(number(lvBlock(500), 1)).smsQueued)
     }
 
     @Test("a hold with sms_hold_hours expires by itself")
     func holdExpiry() throws {
         let f = try fixture { $0.holdHours = 2 }
-        for i in 0..<10 { try f.send(number(lv, i)) }
+        for i in 0..<20 { try f.send(number(lv, i)) }
         #expect(try f.store.smsHold(project: f.project.id, kind: .prefix, key: lv)?.expiresAt == f.clock.now() + 2 * 3_600_000)
         f.clock.advance(seconds: 3600)
-        #expect(wireError { try f.send(number(lv, 10)) } == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        #expect(wireError { try f.send(number(lv, 20)) } == "TOO_MANY_ATTEMPTS_TRY_LATER")
         f.clock.advance(seconds: 3600)
-        #expect(try f.send(number(lv, 11)).smsQueued)
+        #expect(try f.send(number(lv, 21)).smsQueued)
         #expect(try holds(f).isEmpty)
     }
 

@@ -36,7 +36,7 @@ struct MigrationFlowPagesTests {
         }
 
         let store = try SQLiteStore(path: path)
-        #expect(try store.probe() == 7)
+        #expect(try store.probe() == Migrations.all.map(\.version).max())
         let rows = try store.db.rows("SELECT id, at, project_id, event, local_id, remote_address, detail FROM audit_log ORDER BY id") {
             "\($0.int(0)) \($0.int(1)) \($0.text(2)) \($0.text(3)) \($0.textOrNil(4) ?? "-") \($0.textOrNil(5) ?? "-") \($0.textOrNil(6) ?? "-")"
         }
