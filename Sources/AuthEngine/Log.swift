@@ -28,4 +28,4 @@ public enum Log {
 /// Everything a store must provide; grows as flows add ports.
 public typealias GatehouseStore = AccountStore & SigningKeyStore & SecretStore & HealthProbe
     & LimitStore & OutboxStore & AuditStore & AppTokenStore
-    & PhoneStore & AppVerificationStore & EmailLinkStore & SessionStore
+    & PhoneStore & AppVerificationStore & EmailLinkStore & SessionStore & SMSPumpingStore

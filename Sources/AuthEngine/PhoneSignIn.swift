@@ -3,7 +3,7 @@ import JSONValue
 
 /// What phone sign-in needs from the store.
 public typealias PhoneFlowStore = PhoneStore & AccountStore & SigningKeyStore & SecretStore & LimitStore & OutboxStore
-    & AuditStore & AppTokenStore & SessionStore
+    & AuditStore & AppTokenStore & SessionStore & SMSPumpingStore
 
 /// Phone sign-in, step 1: `accounts:sendVerificationCode` (firebase-wire.md §2.1, §5.1;
 /// gatehouse.md "Phone sign-in"), and the hosted page's "send again".
@@ -212,6 +212,7 @@ public struct PhoneSignIn {
         try store.purgePhoneRecords(before: now - 86_400_000)
         try store.insertPhoneVerification(record)
         if !number.isTest {
+            try SMSPumpingGuard(store: store, clock: clock, project: project).admit(number)
             let body = compose(code) + "\n\n@" + project.smsOriginDomain + " #" + code
             let metadata: JSON = project.devMode
                 ? .obj(("sessionInfo", sessionInfo), ("code", code), ("phoneNumber", number.e164))

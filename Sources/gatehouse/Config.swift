@@ -254,6 +254,7 @@ struct Config {
             c.int(ph, "sends_per_number_per_day", 1...1000, &problems, prefix: q).map { p.phone.sendsPerNumberPerDay = $0 }
             c.int(ph, "sends_per_ip_per_hour", 1...10000, &problems, prefix: q).map { p.phone.sendsPerIPPerHour = $0 }
             c.int(ph, "verify_attempts_per_ip_per_5min", 1...10000, &problems, prefix: q).map { p.phone.verifyAttemptsPerIPPer5Min = $0 }
+            Config.pumping(ph, prefix: q, into: &p.phone.pumping, problems: &problems)
         }
         if let em = j["email_link"] {
             let q = pfx + "email_link."

@@ -11,7 +11,7 @@ def run(*args, **kw):
 def test_help_lists_the_commands_and_each_command_its_options():
     r = run("--help")
     assert r.returncode == 0
-    for name in ["serve", "dev", "keys", "tokens", "users", "config", "seed"]:
+    for name in ["serve", "dev", "keys", "tokens", "users", "config", "seed", "sms"]:
         assert name in r.stdout, r.stdout
     sub = run("help", "tokens", "mint")
     assert sub.returncode == 0 and "--uid" in sub.stdout and "--create" in sub.stdout, sub.stdout

@@ -52,6 +52,8 @@ public struct PhonePolicy: Sendable, Equatable {
     public var resendAfterSeconds: Int64 = 60
     /// ISO region codes SMS may go to; nil = every region (dev), [] = none.
     public var allowedRegions: [String]? = nil
+    /// SMS pumping protection (budgets per destination, automatic holds).
+    public var pumping = SMSPumpingPolicy()
     public init() {}
 }
 
