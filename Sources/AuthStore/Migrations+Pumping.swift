@@ -1,10 +1,10 @@
 extension Migrations {
-    /// Migration 8: holds of SMS destinations (docs/security.md "SMS pumping"). The send counts
+    /// Migration 9: holds of SMS destinations (docs/security.md "SMS pumping"). The send counts
     /// themselves are limit counters (`limit_counters`, 5-minute windows kept 26 hours).
     /// A released or expired hold keeps its row: a release stops automatic holds of the same
     /// destination for a day, and the rows are the operator's record of what was held.
     static let pumping: [(version: Int, sql: String)] = [
-        (8, """
+        (9, """
         CREATE TABLE sms_holds (
             project_id TEXT NOT NULL,
             kind TEXT NOT NULL,
