@@ -102,13 +102,14 @@ public final class FastCGIServer: @unchecked Sendable {
 
     /// Starts the workers; returns at once.
     public func start(makeHandler: @escaping (Int) throws -> Handler) throws {
+        InFlight.install()
         for i in 0..<options.workers {
             let handler = try makeHandler(i)
             let box = Unmanaged.passRetained(WorkerBox(server: self, handler: handler, index: i))
             var tid = pthread_t()
             let rc = pthread_create(&tid, nil, { raw in
                 let box = Unmanaged<WorkerBox>.fromOpaque(raw!).takeRetainedValue()
-                box.server.workerLoop(box.handler)
+                box.server.workerLoop(box.handler, slot: box.index)
                 return nil
             }, box.toOpaque())
             guard rc == 0 else { box.release(); throw ServerError("pthread_create failed: \(rc)") }
@@ -133,7 +134,7 @@ public final class FastCGIServer: @unchecked Sendable {
         if listenFD > 0 { close(listenFD); listenFD = -1 }
     }
 
-    func workerLoop(_ handler: Handler) {
+    func workerLoop(_ handler: Handler, slot: Int) {
         var req = FCGX_Request()
         guard FCGX_InitRequest(&req, listenFD, 0) == 0 else { log("FCGX_InitRequest failed"); return }
         // The response head is encoded into this buffer, reused from request to request.
@@ -145,14 +146,14 @@ public final class FastCGIServer: @unchecked Sendable {
             let rc = isStopping ? -1 : FCGX_Accept_r(&req)
             if fresh { pthread_mutex_unlock(acceptLock) }
             if rc < 0 { break }
-            serve(&req, handler, head: &head)
+            serve(&req, handler, head: &head, slot: slot)
             if isStopping { req.keepConnection = 0 }
             FCGX_Finish_r(&req)
         }
         FCGX_Free(&req, 1)
     }
 
-    func serve(_ req: inout FCGX_Request, _ handler: Handler, head: inout [UInt8]) {
+    func serve(_ req: inout FCGX_Request, _ handler: Handler, head: inout [UInt8], slot: Int) {
         let params = CGIParams(envp: req.envp)
         let outStream = req.out
         let response: Response
@@ -162,6 +163,8 @@ public final class FastCGIServer: @unchecked Sendable {
             response = step == .tooLarge ? FastCGIServer.tooLarge(options.maxBodyBytes) : FastCGIServer.badGateway("reading the request body")
         case let .success(body):
             let request = FastCGIServer.request(params, body: body)
+            InFlight.begin(slot: slot, requestID: request.requestID, method: request.method, path: request.path)
+            defer { InFlight.end(slot: slot) }
             do {
                 response = try handler(request)
             } catch {

@@ -30,11 +30,12 @@ struct Dev: Command {
         guard let root = Runtime.projectRoot() else { throw UsageError("cannot find Gatehouse's public/ and nginx/ folders; set GATEHOUSE_HOME") }
 
         Signals.blockTermination()
-        let runtime = try Runtime(config: config)
-        let outbox = try runtime.startOutbox()
+        // The templates and the database are checked here, once, so that a broken setup stops
+        // `dev` with its message instead of a restart loop.
+        _ = try Runtime(config: config)
         let socket = dataDir + "/gatehouse.sock"
-        // nginx's workers must reach the socket; it is bound to this data folder on loopback only.
-        let server = try startServer(runtime, socketOverride: socket, socketMode: 0o666)
+        var supervisor = ResponderSupervisor(config: config, socket: socket)
+        try supervisor.start()
         let confPath = try writeNginxConfig(dataDir: dataDir, root: root, socket: socket)
         let pid = try spawn(nginx, ["-p", dataDir + "/nginx/", "-c", confPath, "-e", dataDir + "/nginx/error.log"])
 
@@ -42,9 +43,7 @@ struct Dev: Command {
             kill(pid, SIGQUIT)
             var status: Int32 = 0
             waitpid(pid, &status, 0)
-            server.stop()
-            server.wait()
-            outbox.stop()
+            supervisor.stop()
             Log.info("dev: nginx and the responder stopped")
             Glibc.exit(code)
         }
@@ -55,9 +54,18 @@ struct Dev: Command {
         }
         print("ready http://127.0.0.1:\(port)")
         fflush(stdout)
-        let sig = Signals.wait(child: pid)
-        if sig == SIGCHLD { Log.error("dev: nginx exited; stopping"); shutdown(1) }
-        shutdown(0)
+        while true {
+            let sig = Signals.wait(anyChild: true)
+            guard sig == SIGCHLD else { shutdown(0) }
+            var status: Int32 = 0
+            while case let child = waitpid(-1, &status, WNOHANG), child > 0 {
+                if child == pid { Log.error("dev: nginx exited; stopping"); shutdown(1) }
+                guard child == supervisor.pid else { continue }
+                // The responder died (a trap ends the whole process): bring it back at once,
+                // unless it cannot even start.
+                guard supervisor.restart(after: status) else { shutdown(1) }
+            }
+        }
     }
 
     static func findNginx() -> String {
@@ -201,4 +209,97 @@ struct Dev: Command {
         guard n > 12 else { return nil }
         return Int(String(decoding: buf[9..<12], as: UTF8.self))
     }
+}
+
+/// `gatehouse dev`'s responder, in a child process of its own so that a fatal error in one
+/// request (which ends the process) is reported and the responder started again at once, as
+/// systemd's `Restart=always` does in production. Five deaths within a second of their starts in
+/// a row mean it cannot run: `dev` then stops.
+struct ResponderSupervisor {
+    let config: Config
+    let socket: String
+    private(set) var pid: pid_t = 0
+    private var startedAt: Millis = 0
+    private var quickDeaths = 0
+    /// A pipe nothing is ever written to: when `dev` ends, however it ends, its write end closes
+    /// and the responder, reading the other end, stops too (no responder outlives its `dev`).
+    private var lifeline: (read: Int32, write: Int32) = (-1, -1)
+
+    init(config: Config, socket: String) { self.config = config; self.socket = socket }
+
+    mutating func start() throws {
+        if lifeline.read < 0 {
+            var fds: [Int32] = [0, 0]
+            guard pipe(&fds) == 0 else { throw UsageError("cannot start the responder: pipe failed") }
+            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            lifeline = (fds[0], fds[1])
+        }
+        let child = fork()
+        guard child >= 0 else { throw UsageError("cannot start the responder: fork failed: \(String(cString: strerror(errno)))") }
+        if child == 0 {
+            close(lifeline.write)
+            ResponderSupervisor.watchParent(lifeline.read)
+            ResponderSupervisor.runResponder(config, socket: socket)
+        }
+        pid = child
+        startedAt = SystemClock().now()
+    }
+
+    /// Reports how the responder ended and starts a new one; false when it keeps dying at start.
+    mutating func restart(after status: Int32) -> Bool {
+        let signal = status & 0x7F, code = (status >> 8) & 0xFF
+        let how = signal != 0 ? "was killed by signal \(signal)" + (signal == SIGILL || signal == SIGTRAP ? " (a trap)" : "") : "exited with status \(code)"
+        Log.error("dev: the responder (pid \(pid)) \(how); starting it again")
+        quickDeaths = SystemClock().now() - startedAt < 1000 ? quickDeaths + 1 : 0
+        if quickDeaths >= 5 { Log.error("dev: the responder keeps dying at start; stopping"); return false }
+        do { try start() } catch { Log.error("dev: \(error)"); return false }
+        return true
+    }
+
+    func stop() {
+        guard pid > 0 else { return }
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+    }
+
+    /// A thread that waits for the end of `dev` (end of file on the lifeline). A `dev` that stops
+    /// normally stops its responder first (SIGTERM, in-flight requests finish); one that was
+    /// killed takes the responder with it at once, as a crash of one process would.
+    static func watchParent(_ fd: Int32) {
+        let box = Unmanaged.passRetained(FileDescriptorBox(fd))
+        var tid = pthread_t()
+        let rc = pthread_create(&tid, nil, { raw in
+            guard let raw else { return nil }
+            let fd = Unmanaged<FileDescriptorBox>.fromOpaque(raw).takeRetainedValue().fd
+            var byte: UInt8 = 0
+            while read(fd, &byte, 1) < 0, errno == EINTR {}
+            _exit(70)
+            return nil
+        }, box.toOpaque())
+        if rc != 0 { box.release() } else { pthread_detach(tid) }
+    }
+
+    /// The child: the responder and the outbox, until SIGTERM (the signal mask is inherited).
+    static func runResponder(_ config: Config, socket: String) -> Never {
+        do {
+            let runtime = try Runtime(config: config)
+            let outbox = try runtime.startOutbox()
+            // nginx's workers must reach the socket; it is bound to this data folder on loopback only.
+            let server = try startServer(runtime, socketOverride: socket, socketMode: 0o666)
+            Signals.wait()
+            server.stop()
+            server.wait()
+            outbox.stop()
+            Glibc.exit(0)
+        } catch {
+            Log.error("dev: the responder cannot start: \(error)")
+            Glibc.exit(1)
+        }
+    }
+}
+
+private final class FileDescriptorBox {
+    let fd: Int32
+    init(_ fd: Int32) { self.fd = fd }
 }
