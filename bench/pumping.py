@@ -146,7 +146,7 @@ def mint_tokens(db_path, count):
     tokens = ["ghat1." + base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode() for _ in range(count)]
     with sqlite3.connect(str(db_path), timeout=30) as conn:
         conn.executemany("INSERT INTO app_tokens (token_hash, project_id, api_key, app_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-                         [(hashlib.sha256(t.encode()).digest(), PROJECT, API_KEY, "com.example.app", now, now + 3_600_000) for t in tokens])
+                         [(hashlib.sha256(t.encode()).digest(), PROJECT, API_KEY, "web", now, now + 3_600_000) for t in tokens])
     return tokens
 
 
@@ -154,7 +154,9 @@ def send(port, source, number, token):
     body = json.dumps({"phoneNumber": number, "recaptchaToken": token})
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30, source_address=(source, 0))
     try:
-        conn.request("POST", PATH, body=body, headers={"Content-Type": "application/json", "X-Ios-Bundle-Identifier": "com.example.app"})
+        # No registered app is named, so the tokens are the ones minted for `web` (app tokens are
+        # bound to their app).
+        conn.request("POST", PATH, body=body, headers={"Content-Type": "application/json"})
         r = conn.getresponse()
         data = r.read()
         if r.status == 200:

@@ -90,7 +90,7 @@ def test_refresh_rotates_and_detects_reuse_over_http(gatehouse):
     assert first.status_code == 200
     retry = refresh(gatehouse, s["refreshToken"])          # inside the 10-second grace window
     assert retry.status_code == 200, retry.text
-    assert retry.json()["refresh_token"] != first.json()["refresh_token"]
+    assert retry.json()["refresh_token"] == first.json()["refresh_token"], "one successor per token"
     assert refresh(gatehouse, first.json()["refresh_token"]).status_code == 200
     assert_envelope(refresh(gatehouse, "ghrt1.not-a-token"), 400, "INVALID_REFRESH_TOKEN")
     r = gatehouse.post("/securetoken.googleapis.com/v1/token", params={"key": "k"}, json={"grantType": "password", "refreshToken": "x"})
