@@ -152,4 +152,53 @@ struct EmailLinkTests {
             try f.send(r)
         }
     }
+
+    @Test("+tag variants of one mailbox share its budget (counted on the canonical mailbox); mail still goes to the address as typed")
+    func plusTagsShareTheBudget() throws {
+        let f = try EmailLinkFixture()
+        for i in 0..<5 { try f.send(f.request(email: "Ada+\(i)@Example.com", ip: "198.51.100.\(i)")) }
+        #expect(authError { try f.send(f.request(email: "ada+other@example.com", ip: "198.51.100.9")) }?.code == .tooManyAttempts)
+        #expect(authError { try f.send(f.request(email: "ada@example.com", ip: "198.51.100.9")) }?.code == .tooManyAttempts)
+        #expect(try f.outbox().map(\.recipient).first == "Ada+0@Example.com")
+        try f.send(f.request(email: "ada-other@example.com", ip: "198.51.100.9"))
+        #expect(EmailAddress.mailbox(" Ana+x+y@Example.COM") == "ana@example.com")
+        #expect(EmailAddress.mailbox("+tag@example.com") == "+tag@example.com", "an empty mailbox name is left as it is")
+    }
+
+    @Test("A sign-in link outside dev mode needs an app token bound to the project, key and app: MISSING_RECAPTCHA_TOKEN, CAPTCHA_CHECK_FAILED")
+    func sendNeedsAppVerification() throws {
+        let f = try EmailLinkFixture()
+        var bare = f.request()
+        bare.appToken = nil
+        #expect(authError { try f.send(bare) }?.code == .missingRecaptchaToken)
+        var forged = f.request()
+        forged.appToken = "ghat1.forged"
+        #expect(authError { try f.send(forged) }?.code == .captchaCheckFailed)
+        var wrongApp = f.request()
+        wrongApp.appToken = try f.appToken(app: "com.example.ios")
+        #expect(authError { try f.send(wrongApp) }?.code == .captchaCheckFailed)
+        let ok = f.request()
+        try f.send(ok)
+        #expect(authError { try f.send(ok) }?.code == .captchaCheckFailed, "a token is single use")
+        #expect(try f.outbox().count == 1)
+        // Admins need none; neither does dev mode; a verify-email link is the signed-in user's own.
+        var admin = f.request()
+        admin.appToken = nil
+        admin.isAdmin = true
+        try f.send(admin)
+        let dev = try EmailLinkFixture(devMode: true)
+        var devRequest = dev.request()
+        devRequest.appToken = nil
+        try dev.send(devRequest)
+    }
+
+    @Test("A refused send spends no budget: the mailbox and client counts stay as they were")
+    func refusalSpendsNothing() throws {
+        let f = try EmailLinkFixture { $0.emailLink.sendsPerIPPerHour = 2 }
+        try f.send(f.request(email: "a@example.com"))
+        try f.send(f.request(email: "b@example.com"))
+        #expect(authError { try f.send(f.request(email: "c@example.com")) }?.code == .tooManyAttempts)
+        // c@ was not counted: another client can still send it its five links.
+        for i in 0..<5 { try f.send(f.request(email: "c@example.com", ip: "192.0.2.\(100 + i * 10)")) }
+    }
 }
