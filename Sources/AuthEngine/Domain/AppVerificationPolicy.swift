@@ -44,10 +44,13 @@ public struct AppVerificationPolicy: Sendable, Equatable {
     /// reCAPTCHA Enterprise SDK, so it is only meaningful with a reCAPTCHA (Enterprise) key.
     public var enforcement: Enforcement = .off
 
-    /// `maxnumber` of a challenge when the caller is quiet (expected work: half of it).
-    public var minDifficulty = 50_000
-    /// The cap: difficulty doubles with the caller's rate but never exceeds this.
-    public var maxDifficulty = 5_000_000
+    /// `maxnumber` of a challenge when the caller is quiet (expected work: half of it): about
+    /// 0.65 s in a desktop browser, 47 ms of one core for a native solver (docs/security.md
+    /// "Proof of work", measured with bench/appverify/pow_native.sh).
+    public var minDifficulty = 250_000
+    /// The cap: difficulty doubles with the caller's rate but never exceeds this (about 3.7 s of
+    /// one core natively per solution, which only a caller far above the free rate meets).
+    public var maxDifficulty = 20_000_000
     /// How long a challenge may be solved and redeemed.
     public var challengeLifetimeSeconds: Int64 = 300
     /// The window over which request rates are counted.
