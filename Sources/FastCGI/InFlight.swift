@@ -12,6 +12,10 @@ enum InFlight {
     /// Per slot: one length byte, then up to 255 bytes of "request-id METHOD /path".
     nonisolated(unsafe) static var table: UnsafeMutablePointer<UInt8>?
     nonisolated(unsafe) static var threads: UnsafeMutablePointer<pthread_t>?
+    /// The actions installed before ours (the Swift runtime's backtracer, if any), per signal
+    /// number: the report hands the signal on to them.
+    nonisolated(unsafe) static var previous: UnsafeMutablePointer<sigaction>?
+    static let signalSlots = 65
 
     /// Allocates the table and installs the handler (once per process; later calls do nothing).
     static func install() {
@@ -20,14 +24,17 @@ enum InFlight {
         t.initialize(repeating: 0, count: slotSize * maxSlots)
         let th = UnsafeMutablePointer<pthread_t>.allocate(capacity: maxSlots)
         th.initialize(repeating: 0, count: maxSlots)
+        let prev = UnsafeMutablePointer<sigaction>.allocate(capacity: signalSlots)
+        prev.initialize(repeating: sigaction(), count: signalSlots)
         table = t
         threads = th
-        for sig in [SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGABRT] {
+        previous = prev
+        for sig in [SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGABRT] where sig > 0 && Int(sig) < signalSlots {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { sig in InFlight.report(sig) }
             action.sa_flags = Int32(truncatingIfNeeded: SA_RESETHAND)
             sigemptyset(&action.sa_mask)
-            sigaction(sig, &action, nil)
+            sigaction(sig, &action, prev + Int(sig))
         }
     }
 
@@ -68,7 +75,9 @@ enum InFlight {
                 put("\n")
             }
         }
-        signal(sig, SIG_DFL)
+        // On to the previous action (a backtrace in development builds), else the default: the
+        // process ends either way.
+        if let previous, sig > 0, Int(sig) < signalSlots { sigaction(sig, previous + Int(sig), nil) } else { signal(sig, SIG_DFL) }
         raise(sig)
     }
 
