@@ -4,7 +4,7 @@
 PORT ?= 8080
 DATA ?= .gatehouse
 
-.PHONY: dev test build release deps bench clean
+.PHONY: dev test build release deps bench fuzz clean
 
 dev: build
 	@scripts/install-deps.sh run
@@ -25,5 +25,9 @@ release:
 bench:
 	bench/run
 
+# Each fuzz target for FUZZ_SECONDS (default 60); crashes in fuzz-output/crashes (RELIABILITY.md).
+fuzz:
+	@scripts/fuzz.sh
+
 clean:
-	rm -rf .build test-output
+	rm -rf .build .build-fuzz test-output fuzz-output

@@ -82,6 +82,17 @@ let package = Package(
             linkerSettings: startupLinkerFlags
         ),
 
+        // Fuzzing (scripts/fuzz.sh, RELIABILITY.md): one program holding every libFuzzer target.
+        // Built with -sanitize=fuzzer,address it fuzzes; built plainly (as `swift build` does) it
+        // replays inputs, so the targets compile with the rest and a crash reproduces anywhere.
+        .target(name: "CFuzzDriver", path: "Fuzz/Driver"),
+        .executableTarget(
+            name: "gatehouse-fuzz",
+            dependencies: ["CFuzzDriver", "HTTP", "FastCGI", "JSONValue", "AuthCrypto", "AuthEngine", "AuthStore", "AuthWeb", "Delivery"],
+            path: "Fuzz/Targets",
+            swiftSettings: swift5
+        ),
+
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSONValue"], swiftSettings: swift5),
         .testTarget(name: "AuthCryptoTests", dependencies: ["AuthCrypto"], swiftSettings: swift5),
         .testTarget(name: "AuthEngineTests", dependencies: ["AuthEngine", "AuthCrypto", "AuthStore"], swiftSettings: swift5),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: engine unit tests (swift test), then HTTP, browser and compatibility
-# tests through real nginx and the real responder (pytest). Prints one summary line at the end.
+# tests through real nginx and the real responder (pytest), then every fuzz target for 30 s
+# (scripts/fuzz.sh). Prints one summary line at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh test || exit 1
@@ -23,6 +24,16 @@ echo "== HTTP, browser and compatibility tests (pytest, real nginx)"
 python3 -m pytest -q -p no:cacheprovider Tests/integration --junitxml="$out/pytest.xml" 2>&1 | tee "$out/pytest.log" | tail -n 25
 integ=${PIPESTATUS[0]}
 
+# Every fuzz target for FUZZ_SECONDS (30 by default here; 0 skips), after a build of its own
+# (libFuzzer + AddressSanitizer). A crash fails the run; its line comes before the summary.
+fuzz_seconds="${FUZZ_SECONDS:-30}"
+fuzz=0
+if [ "$fuzz_seconds" -gt 0 ]; then
+    echo "== fuzzing (${fuzz_seconds} s per target)"
+    FUZZ_SECONDS="$fuzz_seconds" FUZZ_OUT="$out/fuzz" scripts/fuzz.sh 2>&1 | tee "$out/fuzz.log" | tail -n 20
+    fuzz=${PIPESTATUS[0]}
+fi
+
 # One closing line over both runners.
 read -r sp sf < <(python3 - "$out" <<'PY'
 import re, sys
@@ -43,8 +54,8 @@ pf = re.search(r"(\d+) (failed|error)", tail)
 print(passed + (int(pp.group(1)) if pp else 0), failed + (int(pf.group(1)) if pf else 0))
 PY
 )
-echo "swift test exit $unit, pytest exit $integ; logs and screenshots in $out"
+echo "swift test exit $unit, pytest exit $integ, fuzz exit $fuzz; logs and screenshots in $out"
 echo "tests: ${sp:-0} passed, ${sf:-0} failed"
-if [ "$unit" -ne 0 ] || [ "$integ" -ne 0 ]; then
+if [ "$unit" -ne 0 ] || [ "$integ" -ne 0 ] || [ "$fuzz" -ne 0 ]; then
     exit 1
 fi

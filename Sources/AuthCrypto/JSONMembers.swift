@@ -6,7 +6,7 @@ import Glibc
 /// raw value as byte ranges, without building values: what verifying a token needs from its JWS
 /// header and claims. It accepts a subset of what `JSONParser` accepts and answers nil for the
 /// rest (malformed text, nesting deeper than `maxDepth`, a member name with an escape, a `\u`
-/// escape of a surrogate, invalid UTF-8), so a caller can leave those to the full parser.
+/// escape of a surrogate, a number beyond Double's range, invalid UTF-8), so a caller can leave those to the full parser.
 public enum JSONMembers {
     /// Calls `member(name, value)` for every top-level member in order; nil (see above) or true.
     public static func scan(_ b: UnsafeBufferPointer<UInt8>, maxBytes: Int, maxDepth: Int,

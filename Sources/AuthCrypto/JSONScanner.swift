@@ -112,13 +112,23 @@ struct JSONScanner {
     }
 
     mutating func number() -> Bool {
+        let start = pos
         if byte == UInt8(ascii: "-") { pos += 1 }
         if byte == UInt8(ascii: "0") { pos += 1 } else if digits() == 0 { return false }
         if byte == UInt8(ascii: ".") { pos += 1; guard digits() > 0 else { return false } }
+        var exponent = false
         if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+            exponent = true
             pos += 1
             if byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") { pos += 1 }
             guard digits() > 0 else { return false }
+        }
+        // The parser refuses a number beyond Double's range (`1e999`), so the scan does too; only
+        // an exponent or some 300 digits get there, never the plain integers of a token.
+        if exponent || pos - start > 300 {
+            guard let d = Double(String(decoding: UnsafeBufferPointer(rebasing: b[start..<pos]), as: UTF8.self)), d.isFinite else {
+                return false
+            }
         }
         return true
     }

@@ -153,6 +153,29 @@ public final class FastCGIServer: @unchecked Sendable {
         FCGX_Free(&req, 1)
     }
 
+    /// Serves the requests of one already connected socket, as a worker does after `accept`, until
+    /// the peer ends it or its record stream is broken; returns how many requests were answered.
+    /// The request has no listening socket, so libfcgi's accept after a broken stream fails
+    /// instead of waiting. Feeds recorded or generated record streams to the responder (the
+    /// `fastcgi-records` fuzz target).
+    func serveConnection(_ fd: Int32, _ handler: Handler) -> Int {
+        guard FCGX_Init() == 0 else { return 0 }
+        var req = FCGX_Request()
+        guard FCGX_InitRequest(&req, -1, 0) == 0 else { return 0 }
+        req.ipcFd = fd
+        // FCGX_Accept_r first finishes the previous request, closing a connection not kept.
+        req.keepConnection = 1
+        var head = [UInt8]()
+        var served = 0
+        while FCGX_Accept_r(&req) >= 0 {
+            serve(&req, handler, head: &head, slot: -1)
+            FCGX_Finish_r(&req)
+            served += 1
+        }
+        FCGX_Free(&req, 1)
+        return served
+    }
+
     func serve(_ req: inout FCGX_Request, _ handler: Handler, head: inout [UInt8], slot: Int) {
         let params = CGIParams(envp: req.envp)
         let outStream = req.out

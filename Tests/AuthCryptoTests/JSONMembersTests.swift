@@ -28,6 +28,8 @@ struct JSONMembersTests {
     @Test("refuses malformed text and leaves unusual text to the parser", arguments: [
         "", "[]", "{", #"{"a"}"#, #"{"a":}"#, #"{"a":1,}"#, #"{"a":1}x"#, #"{"a":01}"#, #"{"a":1.}"#, #"{"a":tru}"#,
         #"{"a":"\x"}"#, #"{"a":"\ud800"}"#, #"{"\u0061":1}"#, "{\"a\":\"\u{01}\"}", #"{"a":[1,]}"#, #"{"a":{"b":1,}}"#,
+        // Beyond Double's range: the parser refuses them, so a token holding one is not valid.
+        #"{"":9999e90919 }"#, #"{"a":1e309}"#, #"{"a":[-2E+400]}"#, "{\"a\":1\(String(repeating: "0", count: 309))}",
     ])
     func refuses(text: String) {
         #expect(members(text) == nil)
