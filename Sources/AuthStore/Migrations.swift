@@ -1,8 +1,9 @@
 /// Numbered schema migrations, applied in order and recorded in `schema_migrations`.
 /// Never edit a released migration: add the next number.
 /// Numbers: 1 foundation; 2 phone sign-in; 3 app verification; 4 email link; 5 tokens/sessions;
-/// 6 phone open-code index; 7 fewer pages per sign-in (audit log, refresh-token indexes); 8 SMS
-/// pumping holds; 10 the outbox's lease token. New migrations take the next free number.
+/// 6 phone open-code index; 7 fewer pages per sign-in (audit log, refresh-token indexes); 8 the
+/// client a pending phone code belongs to; 9 SMS pumping holds; 10 the outbox's lease token. New
+/// migrations take the next free number.
 public enum Migrations {
     public static let all: [(version: Int, sql: String)] = ([
         (1, """
