@@ -97,6 +97,7 @@ let package = Package(
         .testTarget(name: "AuthCryptoTests", dependencies: ["AuthCrypto"], swiftSettings: swift5),
         .testTarget(name: "AuthEngineTests", dependencies: ["AuthEngine", "AuthCrypto", "AuthStore"], swiftSettings: swift5),
         .testTarget(name: "AuthStoreTests", dependencies: ["AuthStore", "AuthEngine"], swiftSettings: swift5),
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "AuthStore", "AuthEngine", "JSONValue"], swiftSettings: swift5),
         .testTarget(name: "GatehouseTests", dependencies: ["gatehouse", "AuthEngine"], swiftSettings: swift5),
         .testTarget(name: "AuthWebTests", dependencies: ["AuthWeb", "HTTP", "AuthEngine", "AuthStore"], swiftSettings: swift5),
     ],

@@ -43,41 +43,50 @@ extension SQLiteStore: OutboxStore {
         return db.lastInsertRowID
     }
 
-    public func leaseDue(now: Millis, leaseUntil: Millis, limit: Int) throws -> [OutboxMessage] {
+    public func dueMessageIDs(now: Millis, limit: Int) throws -> [Int64] {
+        try db.rows("""
+            SELECT id FROM outbox
+            WHERE (status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?)
+            ORDER BY next_attempt_at, id LIMIT ?
+            """, [now, now, limit]) { $0.int(0) }
+    }
+
+    /// One conditional UPDATE decides between workers: the one whose UPDATE changes the row holds
+    /// the lease; the row is read back only by the winner, in the same write transaction.
+    public func lease(id: Int64, now: Millis, until: Millis) throws -> OutboxLease? {
         try db.transaction {
-            let due = try db.rows("""
-                SELECT \(SQLiteStore.outboxColumns) FROM outbox
-                WHERE (status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?)
-                ORDER BY next_attempt_at, id LIMIT ?
-                """, [now, now, limit], SQLiteStore.outbox)
-            for m in due {
-                try db.run("UPDATE outbox SET status = 'sending', lease_until = ? WHERE id = ?", [leaseUntil, m.id])
+            let won = try db.run("""
+                UPDATE outbox SET status = 'sending', lease_until = ?, lease_token = lease_token + 1
+                WHERE id = ? AND ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?))
+                """, [until, id, now, now])
+            guard won == 1 else { return nil }
+            return try db.first("SELECT \(SQLiteStore.outboxColumns), lease_token FROM outbox WHERE id = ?", [id]) {
+                OutboxLease(message: SQLiteStore.outbox($0), token: $0.int(14), until: until)
             }
-            return due
         }
     }
 
-    public func markSent(id: Int64, at: Millis, keepBody: Bool) throws {
-        if keepBody {
-            try db.run("UPDATE outbox SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL WHERE id = ?", [at, id])
-        } else {
-            try db.run("""
-                UPDATE outbox SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL,
-                body = '', html_body = NULL, subject = NULL, metadata = '{}' WHERE id = ?
-                """, [at, id])
-        }
+    public func markSent(_ lease: OutboxLease, at: Millis, keepBody: Bool) throws -> Bool {
+        let scrub = keepBody ? "" : ", body = '', html_body = NULL, subject = NULL, metadata = '{}'"
+        return try db.run("""
+            UPDATE outbox SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL\(scrub)
+            WHERE id = ? AND status = 'sending' AND lease_token = ?
+            """, [at, lease.message.id, lease.token]) == 1
     }
 
-    public func markFailed(id: Int64, error: String, nextAttemptAt: Millis?, at: Millis) throws {
+    public func markFailed(_ lease: OutboxLease, error: String, nextAttemptAt: Millis?, at: Millis) throws -> Bool {
+        let error = String(error.prefix(500))
         if let next = nextAttemptAt {
-            try db.run("UPDATE outbox SET status = 'pending', attempts = attempts + 1, next_attempt_at = ?, lease_until = NULL, last_error = ? WHERE id = ?",
-                       [next, String(error.prefix(500)), id])
-        } else {
-            try db.run("""
-                UPDATE outbox SET status = 'dead', attempts = attempts + 1, lease_until = NULL, last_error = ?,
-                body = '', html_body = NULL, metadata = '{}' WHERE id = ?
-                """, [String(error.prefix(500)), id])
+            return try db.run("""
+                UPDATE outbox SET status = 'pending', attempts = attempts + 1, next_attempt_at = ?, lease_until = NULL, last_error = ?
+                WHERE id = ? AND status = 'sending' AND lease_token = ?
+                """, [next, error, lease.message.id, lease.token]) == 1
         }
+        return try db.run("""
+            UPDATE outbox SET status = 'dead', attempts = attempts + 1, lease_until = NULL, last_error = ?,
+            body = '', html_body = NULL, metadata = '{}'
+            WHERE id = ? AND status = 'sending' AND lease_token = ?
+            """, [error, lease.message.id, lease.token]) == 1
     }
 
     public func messages(project: String, channel: OutboxMessage.Channel, limit: Int) throws -> [OutboxMessage] {

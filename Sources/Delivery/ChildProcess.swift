@@ -43,24 +43,30 @@ struct ChildProcess {
         _ = fcntl(errors[0], F_SETFL, fcntl(errors[0], F_GETFL) | O_NONBLOCK)
         defer { close(errors[0]) }
 
-        // A program that exits without reading its input gets EPIPE, not us (SIGPIPE is ignored
-        // by the responder; a write error just ends the input).
-        var bytes = input
-        bytes.withUnsafeMutableBytes { buf in
-            var off = 0
-            while off < buf.count {
-                let n = write(stdinPipe[1], buf.baseAddress! + off, buf.count - off)
-                if n <= 0 { if n < 0 && errno == EINTR { continue }; break }
-                off += n
-            }
-        }
-        close(stdinPipe[1])
+        // The input is written as the program reads it, within the same deadline: a program
+        // that never reads (and never exits) cannot hold this thread past `timeout`. A program
+        // that exits without reading its input makes the write fail with EPIPE (SIGPIPE is
+        // ignored by the responder); that just ends the input.
+        var written = 0
+        var inputFD: Int32? = stdinPipe[1]
+        _ = fcntl(stdinPipe[1], F_SETFL, fcntl(stdinPipe[1], F_GETFL) | O_NONBLOCK)
+        defer { if let fd = inputFD { close(fd) } }
 
         var stderrBytes: [UInt8] = []
         let deadline = SystemClock().now() + Int64(timeout) * 1000
         var status: Int32 = 0
         var outcome = Outcome()
         while true {
+            if let fd = inputFD {
+                if written < input.count {
+                    let n = input.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + written }, input.count - written) }
+                    if n > 0 { written += n } else if n < 0 && errno != EAGAIN && errno != EINTR { written = input.count }
+                }
+                if written >= input.count {
+                    close(fd)
+                    inputFD = nil
+                }
+            }
             drain(errors[0], into: &stderrBytes)
             let r = waitpid(pid, &status, WNOHANG)
             if r == pid { break }

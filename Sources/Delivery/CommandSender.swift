@@ -10,6 +10,7 @@ struct CommandSender: MessageSender {
     let timeout: Int
 
     var keepsBody: Bool { false }
+    var timeLimit: Millis { Millis(timeout) * 1000 }
 
     func send(_ m: OutboxMessage) throws {
         let child = ChildProcess(label: "command", path: path, arguments: [m.recipient],

@@ -7,6 +7,8 @@ import Glibc
 public struct CurlError: Error, CustomStringConvertible {
     public let code: Int
     public let message: String
+    /// The server's last reply code (HTTP status, SMTP reply), 0 when none came.
+    public var reply = 0
     public var description: String { "curl error \(code): \(message)" }
 }
 
@@ -60,11 +62,20 @@ public final class Curl {
         public var text: String { String(decoding: body, as: UTF8.self) }
     }
 
+    /// The longest a connection may take to open (name lookup, TCP, TLS), in seconds.
+    public static let connectTimeout = 5
+
+    /// Bounds the whole transfer to `seconds` (a server that accepts and never answers included)
+    /// and opening the connection to `connectTimeout` of them.
+    func limit(seconds: Int) throws {
+        try set(CURLOPT_TIMEOUT, max(seconds, 1))
+        try set(CURLOPT_CONNECTTIMEOUT, min(max(seconds, 1), Curl.connectTimeout))
+    }
+
     /// Sends an HTTP request and returns status and body. `timeout` in seconds.
     public func http(method: String, url: String, headers: [String] = [], body: [UInt8]? = nil, timeout: Int = 10) throws -> Response {
         try set(CURLOPT_URL, url)
-        try set(CURLOPT_TIMEOUT, timeout)
-        try set(CURLOPT_CONNECTTIMEOUT, min(timeout, 5))
+        try limit(seconds: timeout)
         try set(CURLOPT_FOLLOWLOCATION, 0)
         try set(CURLOPT_CUSTOMREQUEST, method)
         if let body {
@@ -81,7 +92,7 @@ public final class Curl {
     public func smtp(url: String, from: String, to: [String], message: [UInt8], username: String?, password: String?,
                      requireTLS: Bool, timeout: Int = 20) throws {
         try set(CURLOPT_URL, url)
-        try set(CURLOPT_TIMEOUT, timeout)
+        try limit(seconds: timeout)
         try set(CURLOPT_MAIL_FROM, "<\(from)>")
         if let recipientList { gh_curl_slist_free_all(recipientList) }
         recipientList = nil
@@ -127,7 +138,13 @@ public final class Curl {
             me.upload.offset += count
             return count
         })
-        try check(gh_curl_easy_perform(handle))
+        do {
+            try check(gh_curl_easy_perform(handle))
+        } catch var error as CurlError {
+            var reply = 0
+            if gh_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &reply) == CURLE_OK { error.reply = reply }
+            throw error
+        }
         var status = 0
         try check(gh_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status))
         return Response(status: status, body: received)

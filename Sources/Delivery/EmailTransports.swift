@@ -19,7 +19,7 @@ public enum EmailTransports {
         switch config["transport"]?.stringValue ?? "dev" {
         case "smtp": return SMTPTransport(settings: try EmailSenderSettings(config), config: try SMTPConfig(config, environment: environment))
         case "sendmail": return SendmailTransport(settings: try EmailSenderSettings(config), command: SendmailTransport.command(config),
-                                                  timeout: config["timeout_seconds"]?.int64Value.map(Int.init) ?? 30)
+                                                  timeout: config["timeout_seconds"]?.int64Value.map(Int.init) ?? 20)
         default: return DevSender()
         }
     }

@@ -7,6 +7,9 @@ import Glibc
 public protocol MessageSender: Sendable {
     /// Whether a successful send should keep the body at rest (only the dev outbox does).
     var keepsBody: Bool { get }
+    /// The longest one `send` can take (its configured timeout, connecting included). The
+    /// worker's lease outlasts it, so no other worker takes a message while this one sends it.
+    var timeLimit: Millis { get }
     func send(_ message: OutboxMessage) throws
 }
 
@@ -16,17 +19,29 @@ public struct PermanentDeliveryError: Error, CustomStringConvertible {
     public init(_ d: String) { description = d }
 }
 
-/// The background delivery loop: leases due messages, sends them, marks them sent, retries with
-/// exponential backoff (5 s × 2ⁿ, at most 1 h) and marks them dead after `maxAttempts`.
-/// Messages committed before a crash are leased again once their lease expires.
+/// The background delivery loop. It lists due messages and, one at a time, leases a message just
+/// before sending it (a conditional write only one worker wins), sends it and records the outcome
+/// under that lease: sent, retried with exponential backoff (5 s × 2ⁿ, at most 1 h), or dead
+/// after `maxAttempts` or a permanent failure. Several instances may share the database: the
+/// lease outlasts the slowest send (`leaseMillis`), and an outcome recorded under a lease that
+/// was taken over is dropped. Messages leased before a crash are sent again once their lease
+/// expires.
 public final class OutboxWorker: @unchecked Sendable {
-    public static let leaseMillis: Millis = 60_000
+    /// Added to the senders' longest time limit: the writes around a send, a stalled process.
+    public static let leaseMargin: Millis = 30_000
+    /// How long `stop()` waits for the message in hand, counted from the first stop request:
+    /// within systemd's `TimeoutStopSec` (30 s, deploy/gatehouse.service) with room to exit.
+    public static let stopGrace: Millis = 20_000
     public let maxAttempts: Int
+    /// How long a message is leased: the longest time limit of the senders plus `leaseMargin`.
+    public let leaseMillis: Millis
     let makeStore: () throws -> OutboxStore
     let senders: [OutboxMessage.Channel: MessageSender]
     let clock: Clock
     private let condition = WakeCondition()
     private var stopping = false
+    private var stopRequestedAt: Millis = 0
+    private var finished = false
     private var woken = false
     private var thread: pthread_t?
     /// Periodic store clean-up run on this thread (expired limit counters and the like).
@@ -41,12 +56,19 @@ public final class OutboxWorker: @unchecked Sendable {
         self.clock = clock
         self.maxAttempts = maxAttempts
         self.housekeeping = housekeeping
+        leaseMillis = (senders.values.map(\.timeLimit).max() ?? 0) + OutboxWorker.leaseMargin
     }
 
-    public static func backoff(attempts: Int) -> Millis { min(5_000 << min(attempts - 1, 20), 3_600_000) }
+    public static func backoff(attempts: Int) -> Millis { min(5_000 << min(max(attempts - 1, 0), 20), 3_600_000) }
 
     public func start(pollMillis: UInt32 = 500) {
-        let box = Unmanaged.passRetained(RunBox { [self] in run(pollMillis: pollMillis) })
+        let box = Unmanaged.passRetained(RunBox { [self] in
+            run(pollMillis: pollMillis)
+            condition.lock()
+            finished = true
+            condition.broadcast()
+            condition.unlock()
+        })
         var tid = pthread_t()
         let rc = pthread_create(&tid, nil, { raw in
             let box = Unmanaged<RunBox>.fromOpaque(raw!).takeRetainedValue()
@@ -65,17 +87,52 @@ public final class OutboxWorker: @unchecked Sendable {
     public func wake() {
         condition.lock()
         woken = true
-        condition.signal()
+        condition.broadcast()
         condition.unlock()
     }
 
-    public func stop() {
+    /// Asks the loop to stop after the message in hand; returns at once.
+    public func requestStop() {
         condition.lock()
-        stopping = true
-        condition.signal()
+        if !stopping {
+            stopping = true
+            stopRequestedAt = SystemClock().now()
+        }
+        condition.broadcast()
         condition.unlock()
-        if let thread { pthread_join(thread, nil) }
-        thread = nil
+    }
+
+    var isStopping: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return stopping
+    }
+
+    /// Stops the loop: it finishes the message in hand (a send ends within its sender's time
+    /// limit) and starts no other. Waits at most `stopGrace` from the first stop request; a send
+    /// still running then is left to its lease (the process exits and the message is sent again
+    /// once the lease expires). Returns whether the loop ended.
+    @discardableResult
+    public func stop() -> Bool {
+        requestStop()
+        guard let thread else { return true }
+        condition.lock()
+        let deadline = stopRequestedAt + OutboxWorker.stopGrace
+        while !finished {
+            let left = deadline - SystemClock().now()
+            if left <= 0 { break }
+            condition.wait(millis: Int(min(left, 1_000)))
+        }
+        let ended = finished
+        condition.unlock()
+        self.thread = nil
+        if ended {
+            pthread_join(thread, nil)
+        } else {
+            pthread_detach(thread)
+            Log.warning("outbox: a send was still running \(OutboxWorker.stopGrace / 1000) s after the stop request; its message is sent again once its lease expires")
+        }
+        return ended
     }
 
     func run(pollMillis: UInt32) {
@@ -88,10 +145,11 @@ public final class OutboxWorker: @unchecked Sendable {
             condition.unlock()
             if stop { return }
             do {
-                if store == nil { store = try makeStore() }
-                while try deliverDue(store!) > 0 {}
+                let current = try store ?? makeStore()
+                store = current
+                while try deliverDue(current) > 0 {}
                 let now = clock.now()
-                if let housekeeping, now - lastHousekeeping >= OutboxWorker.housekeepingInterval {
+                if let housekeeping, !isStopping, now - lastHousekeeping >= OutboxWorker.housekeepingInterval {
                     lastHousekeeping = now
                     try housekeeping()
                 }
@@ -102,29 +160,54 @@ public final class OutboxWorker: @unchecked Sendable {
         }
     }
 
-    /// One pass: lease, send, mark. Returns how many messages it handled.
+    /// One pass over the messages due now, each leased on its own just before it is sent. Stops
+    /// early once a stop is requested. Returns how many messages it leased.
     @discardableResult
     public func deliverDue(_ store: OutboxStore, limit: Int = 16) throws -> Int {
-        let now = clock.now()
-        let batch = try store.leaseDue(now: now, leaseUntil: now + OutboxWorker.leaseMillis, limit: limit)
-        for m in batch {
-            guard let sender = senders[m.channel] else {
-                try store.markFailed(id: m.id, error: "no sender for \(m.channel.rawValue)", nextAttemptAt: nil, at: now)
-                continue
-            }
-            do {
-                try sender.send(m)
-                try store.markSent(id: m.id, at: clock.now(), keepBody: sender.keepsBody)
-                Log.info("outbox: sent \(m.channel.rawValue) #\(m.id) after \(m.attempts + 1) attempt(s)")
-            } catch {
-                let attempts = m.attempts + 1
-                let permanent = error is PermanentDeliveryError
-                let next: Millis? = (permanent || attempts >= maxAttempts) ? nil : clock.now() + OutboxWorker.backoff(attempts: attempts)
-                try store.markFailed(id: m.id, error: "\(error)", nextAttemptAt: next, at: clock.now())
-                Log.warning("outbox: \(m.channel.rawValue) #\(m.id) attempt \(attempts) failed: \(error)" + (next == nil ? " (dead)" : ""))
-            }
+        var handled = 0
+        for id in try store.dueMessageIDs(now: clock.now(), limit: limit) {
+            if isStopping { break }
+            let now = clock.now()
+            guard let lease = try store.lease(id: id, now: now, until: now + leaseMillis) else { continue }
+            handled += 1
+            try deliver(lease, store)
         }
-        return batch.count
+        return handled
+    }
+
+    /// Sends one leased message and records the outcome under its lease.
+    func deliver(_ lease: OutboxLease, _ store: OutboxStore) throws {
+        let m = lease.message
+        let attempts = m.attempts + 1
+        let line = "outbox: \(m.channel.rawValue) #\(m.id)"
+        let recorded: Bool
+        guard let sender = senders[m.channel] else {
+            recorded = try store.markFailed(lease, error: "no sender for \(m.channel.rawValue)", nextAttemptAt: nil, at: clock.now())
+            Log.warning("\(line) has no sender (dead)" + OutboxWorker.notRecorded(recorded))
+            return
+        }
+        // Only the send's own failure counts as an attempt: a store error after a successful send
+        // leaves the lease to expire rather than recording a failure.
+        let failure: Error?
+        do {
+            try sender.send(m)
+            failure = nil
+        } catch {
+            failure = error
+        }
+        if let error = failure {
+            let permanent = error is PermanentDeliveryError
+            let next: Millis? = (permanent || attempts >= maxAttempts) ? nil : clock.now() + OutboxWorker.backoff(attempts: attempts)
+            recorded = try store.markFailed(lease, error: "\(error)", nextAttemptAt: next, at: clock.now())
+            Log.warning("\(line) attempt \(attempts) failed: \(error)" + (next == nil ? " (dead)" : "") + OutboxWorker.notRecorded(recorded))
+        } else {
+            recorded = try store.markSent(lease, at: clock.now(), keepBody: sender.keepsBody)
+            Log.info("\(line) sent after \(attempts) attempt(s)" + OutboxWorker.notRecorded(recorded))
+        }
+    }
+
+    static func notRecorded(_ recorded: Bool) -> String {
+        recorded ? "" : "; not recorded: another worker took the lease over"
     }
 }
 
@@ -132,6 +215,7 @@ public final class OutboxWorker: @unchecked Sendable {
 public struct DevSender: MessageSender {
     public init() {}
     public var keepsBody: Bool { true }
+    public var timeLimit: Millis { 0 }
     public func send(_ m: OutboxMessage) throws {
         Log.info("dev outbox: \(m.channel.rawValue) to \(m.recipient): \(m.subject.map { $0 + " — " } ?? "")\(m.body)")
     }
@@ -162,7 +246,7 @@ final class WakeCondition {
 
     func lock() { pthread_mutex_lock(mutex) }
     func unlock() { pthread_mutex_unlock(mutex) }
-    func signal() { pthread_cond_signal(cond) }
+    func broadcast() { pthread_cond_broadcast(cond) }
 
     /// Waits (lock held) until signalled or `millis` have passed; spurious wake-ups are allowed,
     /// as with any condition variable.

@@ -61,17 +61,30 @@ struct SMTPConfig {
     }
 }
 
-/// Sends outbox email over SMTP through libcurl (one connection per message; the worker retries).
+/// Sends outbox email over SMTP through libcurl (one connection per message). A recipient the
+/// server refuses with a 5xx reply (no such mailbox, bad address) is a permanent failure; every
+/// other failure (4xx, network, timeout, a refused sender or login, which the operator can fix)
+/// is retried by the worker.
 struct SMTPTransport: MessageSender {
     let settings: EmailSenderSettings
     let config: SMTPConfig
 
     var keepsBody: Bool { false }
+    var timeLimit: Millis { Millis(config.timeout) * 1000 }
 
     func send(_ m: OutboxMessage) throws {
         let message = settings.mime(for: m).rendered()
         let curl = try Curl()
-        try curl.smtp(url: config.url, from: settings.from, to: [m.recipient], message: message,
-                      username: config.username, password: config.password, requireTLS: config.requireTLS, timeout: config.timeout)
+        do {
+            try curl.smtp(url: config.url, from: settings.from, to: [m.recipient], message: message,
+                          username: config.username, password: config.password, requireTLS: config.requireTLS, timeout: config.timeout)
+        } catch let e as CurlError where SMTPTransport.refusesRecipient(e) {
+            throw PermanentDeliveryError("smtp: recipient refused: \(e)")
+        }
+    }
+
+    /// libcurl reports a refused `RCPT TO` as "RCPT failed: <reply>".
+    static func refusesRecipient(_ e: CurlError) -> Bool {
+        (500..<600).contains(e.reply) && e.message.contains("RCPT")
     }
 }

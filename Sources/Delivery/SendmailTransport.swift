@@ -14,6 +14,7 @@ struct SendmailTransport: MessageSender {
     let timeout: Int
 
     var keepsBody: Bool { false }
+    var timeLimit: Millis { Millis(timeout) * 1000 }
 
     static func command(_ config: JSON) -> [String] {
         config["command"]?.arrayValue?.compactMap(\.stringValue) ?? defaultCommand

@@ -18,6 +18,7 @@ struct TwilioSender: MessageSender {
     let timeout: Int
 
     var keepsBody: Bool { false }
+    var timeLimit: Millis { Millis(timeout) * 1000 }
 
     var url: String {
         "\(baseURL)/2010-04-01/Accounts/\(FormEncoding.component(accountSID))/Messages.json"

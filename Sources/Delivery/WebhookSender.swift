@@ -14,6 +14,7 @@ struct WebhookSender: MessageSender {
     var clock: Clock = SystemClock()
 
     var keepsBody: Bool { false }
+    var timeLimit: Millis { Millis(timeout) * 1000 }
 
     func payload(_ m: OutboxMessage) -> [UInt8] {
         JSON.obj(("to", m.recipient), ("body", m.body), ("project", m.projectID), ("id", String(m.id))).bytes

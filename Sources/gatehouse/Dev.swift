@@ -288,6 +288,7 @@ struct ResponderSupervisor {
             // nginx's workers must reach the socket; it is bound to this data folder on loopback only.
             let server = try startServer(runtime, socketOverride: socket, socketMode: 0o666)
             Signals.wait()
+            outbox.requestStop()
             server.stop()
             server.wait()
             outbox.stop()

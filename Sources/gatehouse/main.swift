@@ -91,7 +91,10 @@ struct Serve: Command {
         let outbox = try runtime.startOutbox()
         let server = try startServer(runtime)
         let sig = Signals.wait()
-        Log.info("signal \(sig): stopping; finishing in-flight requests")
+        Log.info("signal \(sig): stopping; finishing in-flight requests and the message being sent")
+        // The outbox finishes its message in hand while the requests drain (both bounded, see
+        // OutboxWorker.stop), well within the unit's TimeoutStopSec.
+        outbox.requestStop()
         server.stop()
         server.wait()
         outbox.stop()

@@ -69,12 +69,37 @@ struct MigrationTests {
     func outbox() throws {
         let store = try SQLiteStore(path: ":memory:")
         let id = try store.enqueue(OutboxMessage(projectID: "p", channel: .sms, recipient: "+1", body: "code 123456", nextAttemptAt: 0, createdAt: 0))
-        #expect(try store.leaseDue(now: 10, leaseUntil: 100, limit: 5).map(\.id) == [id])
-        #expect(try store.leaseDue(now: 20, leaseUntil: 120, limit: 5).isEmpty)
-        #expect(try store.leaseDue(now: 101, leaseUntil: 200, limit: 5).map(\.id) == [id])
-        try store.markSent(id: id, at: 150, keepBody: false)
+        #expect(try store.dueMessageIDs(now: 10, limit: 5) == [id])
+        let first = try #require(try store.lease(id: id, now: 10, until: 100))
+        #expect(first.message.body == "code 123456" && first.message.status == .sending && first.until == 100)
+        #expect(try store.lease(id: id, now: 20, until: 120) == nil)
+        #expect(try store.dueMessageIDs(now: 20, limit: 5).isEmpty)
+        #expect(try store.dueMessageIDs(now: 100, limit: 5) == [id])
+        let second = try #require(try store.lease(id: id, now: 101, until: 200))
+        #expect(second.token == first.token + 1)
+        #expect(try store.markSent(second, at: 150, keepBody: false))
         let m = try store.messages(project: "p", channel: .sms, limit: 5)
         #expect(m.first?.status == .sent && m.first?.body == "")
+        #expect(try store.lease(id: id, now: 1_000, until: 2_000) == nil)
+    }
+
+    @Test("an outcome recorded under a lease that was taken over changes nothing")
+    func lateOutcome() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        let id = try store.enqueue(OutboxMessage(projectID: "p", channel: .sms, recipient: "+1", body: "code 1", nextAttemptAt: 0, createdAt: 0))
+        let late = try #require(try store.lease(id: id, now: 10, until: 100))
+        let current = try #require(try store.lease(id: id, now: 100, until: 200))
+        #expect(try store.markFailed(current, error: "HTTP 400", nextAttemptAt: nil, at: 120))
+        #expect(try !store.markSent(late, at: 130, keepBody: false))
+        #expect(try !store.markFailed(late, error: "timeout", nextAttemptAt: 500, at: 130))
+        let m = try #require(try store.messages(project: "p", channel: .sms, limit: 5).first)
+        #expect(m.status == .dead && m.attempts == 1 && m.lastError == "HTTP 400" && m.sentAt == nil)
+
+        // The same lease, expired but not taken over, still records its outcome.
+        let other = try store.enqueue(OutboxMessage(projectID: "p", channel: .sms, recipient: "+2", body: "code 2", nextAttemptAt: 0, createdAt: 0))
+        let slow = try #require(try store.lease(id: other, now: 10, until: 100))
+        #expect(try store.markSent(slow, at: 300, keepBody: true))
+        #expect(try store.messages(project: "p", channel: .sms, limit: 5).last?.status == .sent)
     }
 
     @Test("limit counters add up within a window and are separate across windows")

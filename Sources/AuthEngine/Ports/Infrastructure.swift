@@ -42,17 +42,35 @@ public struct OutboxMessage: Sendable, Equatable {
     }
 }
 
+/// A message leased by one delivery worker. `token` fences the lease: each lease of a message
+/// takes the next number, so a worker whose lease was taken over cannot record its outcome.
+public struct OutboxLease: Sendable, Equatable {
+    public var message: OutboxMessage
+    public var token: Int64
+    public var until: Millis
+    public init(message: OutboxMessage, token: Int64, until: Millis) {
+        self.message = message; self.token = token; self.until = until
+    }
+}
+
 /// The durable outbox: a flow commits a message in its own transaction; the delivery worker
-/// leases, sends and marks it. A lease that outlives a crash expires and the message is retried.
+/// leases one message at a time just before sending it, sends it and records the outcome under
+/// that lease. A lease that outlives a crash expires and the message is sent again.
 public protocol OutboxStore: Transactional {
     /// Stores a pending message; returns its id.
     func enqueue(_ message: OutboxMessage) throws -> Int64
-    /// Atomically leases up to `limit` due messages (pending, or sending with an expired lease).
-    func leaseDue(now: Millis, leaseUntil: Millis, limit: Int) throws -> [OutboxMessage]
-    /// Marks sent and scrubs the body (codes and links must not linger at rest), unless `keepBody`.
-    func markSent(id: Int64, at: Millis, keepBody: Bool) throws
-    /// Records a failed attempt; `nextAttemptAt` nil means dead (no more retries).
-    func markFailed(id: Int64, error: String, nextAttemptAt: Millis?, at: Millis) throws
+    /// Ids of the messages due at `now` (pending and due, or sending with an expired lease), the
+    /// longest waiting first. A read: other workers may lease them first.
+    func dueMessageIDs(now: Millis, limit: Int) throws -> [Int64]
+    /// Leases message `id` until `until` if it is still due at `now`; nil when it is not (sent,
+    /// dead, not yet due, or leased by another worker).
+    func lease(id: Int64, now: Millis, until: Millis) throws -> OutboxLease?
+    /// Marks sent and scrubs the body (codes and links must not linger at rest), unless
+    /// `keepBody`. False (nothing written) when the lease is no longer this one.
+    func markSent(_ lease: OutboxLease, at: Millis, keepBody: Bool) throws -> Bool
+    /// Records a failed attempt; `nextAttemptAt` nil means dead (no more retries). False
+    /// (nothing written) when the lease is no longer this one.
+    func markFailed(_ lease: OutboxLease, error: String, nextAttemptAt: Millis?, at: Millis) throws -> Bool
     /// Messages of a project and channel, newest last (dev listings, tests).
     func messages(project: String, channel: OutboxMessage.Channel, limit: Int) throws -> [OutboxMessage]
 }
