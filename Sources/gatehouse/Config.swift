@@ -18,6 +18,9 @@ struct Config {
     var socket: String? = nil
     var socketMode: mode_t = 0o660
     var listen: String? = nil
+    /// A TCP `listen` address off loopback is allowed only when the operator says the network
+    /// lets nothing but nginx reach it (`listen.trusted_network`).
+    var trustedNetwork = false
     /// Above nginx's kept-connection pool (keepalive × worker_processes), each kept connection holding a thread.
     /// (The processor count is asked only when the default is read: a CGI request never does.)
     var workers: Int {
@@ -104,6 +107,9 @@ struct Config {
             if case .object = listen {
                 str(listen, "socket", &problems, prefix: "listen.").map { socket = $0 }
                 str(listen, "tcp", &problems, prefix: "listen.").map { self.listen = $0 }
+                if let t = listen["trusted_network"] {
+                    if let b = t.boolValue { trustedNetwork = b } else { problems.append("listen.trusted_network: expected true or false") }
+                }
                 if let m = str(listen, "socket_mode", &problems, prefix: "listen.") {
                     if let v = mode_t(m, radix: 8), v <= 0o777 { socketMode = v } else { problems.append("listen.socket_mode: expected an octal mode like \"0660\"") }
                 }
@@ -169,6 +175,11 @@ struct Config {
                 problems.append("projects[\(p.id)].session.cookie_domain: not a valid domain")
             }
         }
+        // libfcgi parses the records of whoever connects, and a malformed one can abort it (a
+        // parameter length past INT_MAX: RELIABILITY.md "Fuzzing"); only nginx may reach it.
+        if let l = listen, !trustedNetwork, !Config.isLoopback(listenAddress: l) {
+            problems.append("listen.tcp: \(l) is not a loopback address; FastCGI must be reachable only by nginx (use 127.0.0.1 or a unix socket, or set listen.trusted_network: true when a firewall keeps everyone else out)")
+        }
         guard mode == .production else { return }
         if (adminToken ?? "").count < 32 { problems.append("admin_token: production mode needs an admin token of at least 32 characters") }
         if publicOrigin == nil || !(publicOrigin ?? "").hasPrefix("https://") { problems.append("public_origin: production mode needs an https:// origin") }
@@ -178,6 +189,14 @@ struct Config {
             if p.apiKeys.isEmpty { problems.append("projects[\(p.id)].api_keys: production mode needs at least one API key") }
             if p.id == "demo-gatehouse" || p.id.hasPrefix("demo-") { problems.append("projects[\(p.id)]: demo- project ids are dev-only") }
         }
+    }
+
+    /// `127.x.x.x:port`, `localhost:port`, `[::1]:port`.
+    static func isLoopback(listenAddress a: String) -> Bool {
+        var host = Substring(a)
+        if host.hasPrefix("["), let end = host.firstIndex(of: "]") { host = host[host.index(after: host.startIndex)..<end] }
+        else if let colon = host.lastIndex(of: ":") { host = host[..<colon] }
+        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
     // MARK: - Projects

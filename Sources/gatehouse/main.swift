@@ -79,7 +79,12 @@ struct Serve: Command {
     func run() throws {
         var config = try common.load()
         if let socket { config.socket = socket }
-        if let listen { config.listen = listen }
+        if let listen {
+            guard config.trustedNetwork || Config.isLoopback(listenAddress: listen) else {
+                throw UsageError("--listen \(listen) is not a loopback address; FastCGI must be reachable only by nginx (or set listen.trusted_network)")
+            }
+            config.listen = listen
+        }
         if let workers { config.workers = workers }
         let cgi = getenv("GATEWAY_INTERFACE") != nil && config.socket == nil && config.listen == nil
         if cgi {

@@ -56,6 +56,22 @@ struct ConfigTests {
         #expect(!c.projects[0].devMode)
     }
 
+    @Test("a TCP listener off loopback needs listen.trusted_network; phone guesses per number are capped; cookie names are checked")
+    func securityChecks() throws {
+        func problems(_ json: String) throws -> [String] { Config.load(path: try write(json), environment: [:]).1 }
+        #expect(try problems(#"{"listen": {"tcp": "0.0.0.0:9000"}}"#).contains { $0.hasPrefix("listen.tcp: 0.0.0.0:9000 is not a loopback address") })
+        #expect(try problems(#"{"listen": {"tcp": "0.0.0.0:9000", "trusted_network": true}}"#).isEmpty)
+        for ok in ["127.0.0.1:9000", "localhost:9000", "[::1]:9000"] {
+            #expect(try problems(#"{"listen": {"tcp": "\#(ok)"}}"#).isEmpty, "\(ok)")
+        }
+        #expect(try problems(#"{"projects": [{"id": "p", "phone": {"sends_per_number_per_day": 20}}]}"#)
+            .contains { $0.contains("sends_per_number_per_day × max_attempts_per_code must be at most 50") })
+        #expect(try problems(#"{"projects": [{"id": "p", "session": {"cookie_name": "__Host-a b"}}]}"#)
+            .contains { $0.contains("cookie_name: not a valid cookie name") })
+        let (c, _) = Config.load(path: try write(#"{"limits": {"ipv6_prefix_bits": 56, "block_factor": 4}}"#), environment: [:])
+        #expect(c.projects.allSatisfy { $0.network.ipv6PrefixBits == 56 && $0.network.wideFactor == 4 })
+    }
+
     @Test("malformed JSON is reported with its position")
     func malformed() throws {
         let (_, problems) = Config.load(path: try write("{\"mode\": }"), environment: [:])
