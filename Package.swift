@@ -88,18 +88,21 @@ let package = Package(
         .target(name: "CFuzzDriver", path: "Fuzz/Driver"),
         .executableTarget(
             name: "gatehouse-fuzz",
-            dependencies: ["CFuzzDriver", "HTTP", "FastCGI", "JSONValue", "AuthCrypto", "AuthEngine", "AuthStore", "AuthWeb", "Delivery"],
+            dependencies: ["CFuzzDriver", "HTTP", "FastCGI", "JSONValue", "AuthCrypto", "AuthEngine", "AuthStore", "AuthWeb", "Delivery",
+                           "TestSupport"],
             path: "Fuzz/Targets",
             swiftSettings: swift5
         ),
 
+        // Test doubles shared by the test targets and the fuzz program (a fixed clock, seeded randomness).
+        .target(name: "TestSupport", dependencies: ["AuthEngine"], path: "Tests/TestSupport", swiftSettings: swift5),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSONValue"], swiftSettings: swift5),
         .testTarget(name: "AuthCryptoTests", dependencies: ["AuthCrypto"], swiftSettings: swift5),
-        .testTarget(name: "AuthEngineTests", dependencies: ["AuthEngine", "AuthCrypto", "AuthStore"], swiftSettings: swift5),
+        .testTarget(name: "AuthEngineTests", dependencies: ["AuthEngine", "AuthCrypto", "AuthStore", "TestSupport"], swiftSettings: swift5),
         .testTarget(name: "AuthStoreTests", dependencies: ["AuthStore", "AuthEngine"], swiftSettings: swift5),
-        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "AuthStore", "AuthEngine", "JSONValue"], swiftSettings: swift5),
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "AuthStore", "AuthEngine", "JSONValue", "TestSupport"], swiftSettings: swift5),
         .testTarget(name: "GatehouseTests", dependencies: ["gatehouse", "AuthEngine"], swiftSettings: swift5),
-        .testTarget(name: "AuthWebTests", dependencies: ["AuthWeb", "HTTP", "AuthEngine", "AuthStore"], swiftSettings: swift5),
+        .testTarget(name: "AuthWebTests", dependencies: ["AuthWeb", "HTTP", "AuthEngine", "AuthStore", "TestSupport"], swiftSettings: swift5),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -17,28 +17,6 @@ enum FuzzTargets {
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
 }
 
-/// A fixed time (2026-01-01), so that a token or a limit behaves the same on every run.
-final class FuzzClock: Clock, @unchecked Sendable {
-    private var current: Millis = 1_767_225_600_000
-    func now() -> Millis { current }
-}
-
-/// A deterministic byte stream (xorshift), so that an input replays the same way.
-final class FuzzRandom: RandomSource, @unchecked Sendable {
-    private var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-    func bytes(_ count: Int) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(count)
-        while out.count < count {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            withUnsafeBytes(of: state) { out.append(contentsOf: $0.prefix(count - out.count)) }
-        }
-        return out
-    }
-}
-
 /// Splits fuzz bytes into text fields on `\n` (at most `count`; the last takes the rest).
 func fields(_ data: UnsafeBufferPointer<UInt8>, _ count: Int) -> [String] {
     var out: [String] = []

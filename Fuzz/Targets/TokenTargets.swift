@@ -4,6 +4,7 @@ import AuthStore
 import JSONValue
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// Session cookies and ID tokens: the verify hot path (`Sessions.fastSessionClaims`, a scan of
@@ -11,8 +12,8 @@ import Glibc
 enum TokenTargets {
     /// One store with one signing key for the whole run.
     final class World: @unchecked Sendable {
-        let clock = FuzzClock()
-        let random = FuzzRandom()
+        let clock = FixedClock()
+        let random = SeededRandom()
         let store: SQLiteStore
         let tokens: TokenService
         let sessions: Sessions

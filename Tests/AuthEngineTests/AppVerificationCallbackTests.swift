@@ -4,6 +4,7 @@ import Foundation
 import JSONValue
 import Testing
 @testable import AuthEngine
+import TestSupport
 
 /// The verification page's redirect (firebase-wire.md §4.4) and external verifiers.
 @Suite("AppVerification callback and external verifiers")

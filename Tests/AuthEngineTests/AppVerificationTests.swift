@@ -4,6 +4,7 @@ import Foundation
 import JSONValue
 import Testing
 @testable import AuthEngine
+import TestSupport
 
 /// Engine tests of app verification: ALTCHA v1 challenges, redemption, difficulty, tokens.
 @Suite("AppVerification")

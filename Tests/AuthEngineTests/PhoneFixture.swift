@@ -1,5 +1,6 @@
 import AuthStore
 @testable import AuthEngine
+import TestSupport
 
 /// A phone sign-in flow over a real in-memory store with a fixed clock and seeded randomness.
 final class PhoneFixture {

@@ -1,5 +1,6 @@
 import Testing
 @testable import AuthEngine
+import TestSupport
 
 @Suite("Phone sign-in: limits, regions, test numbers, app verification, send again")
 struct PhoneLimitsTests {

@@ -2,6 +2,7 @@ import AuthCrypto
 import AuthStore
 import JSONValue
 @testable import AuthEngine
+import TestSupport
 
 /// One project's worth of real store, fixed clock, seeded randomness and signing keys, plus the
 /// session feature's flows wired to them.

@@ -3,6 +3,7 @@ import AuthStore
 @testable import Delivery
 import Glibc
 import Testing
+import TestSupport
 
 /// The worker against a real SQLite file shared by several workers, as several instances share it.
 @Suite("Outbox worker: leases")
@@ -11,7 +12,7 @@ struct OutboxWorkerTests {
     func twoWorkersSlowSender() throws {
         let db = TempDatabase()
         defer { db.remove() }
-        let clock = TestClock()
+        let clock = FixedClock()
         let ids = try db.open().enqueueTexts(6, at: clock.now())
         let log = SendLog()
         let storeA = try db.open(), storeB = try db.open()
@@ -34,7 +35,7 @@ struct OutboxWorkerTests {
     func lateOutcomeIsDropped() throws {
         let db = TempDatabase()
         defer { db.remove() }
-        let clock = TestClock()
+        let clock = FixedClock()
         try db.open().enqueueTexts(1, at: clock.now())
         let storeA = try db.open(), storeB = try db.open()
         let b = OutboxWorker(makeStore: { storeB }, senders: [.sms: ScriptedSender { _ in throw PermanentDeliveryError("HTTP 400 bad number") }],
@@ -55,7 +56,7 @@ struct OutboxWorkerTests {
     @Test("a message is leased only when its turn comes, for longer than the slowest sender's time limit")
     func leaseCoversTheTimeLimit() throws {
         let store = try SQLiteStore(path: ":memory:")
-        let clock = TestClock()
+        let clock = FixedClock()
         try store.enqueueTexts(3, at: clock.now())
         let during = Shared<[(status: String, leaseUntil: Millis?)]>([])
         let worker = OutboxWorker(makeStore: { store }, senders: [

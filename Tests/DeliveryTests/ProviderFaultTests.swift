@@ -4,6 +4,7 @@ import AuthStore
 import Glibc
 import JSONValue
 import Testing
+import TestSupport
 
 /// Providers that refuse, fail, or never answer, over real sockets on 127.0.0.1.
 @Suite("Outbox worker: provider faults")
@@ -23,7 +24,7 @@ struct ProviderFaultTests {
         let provider = try FakeProvider.http(status: 400)
         defer { provider.close() }
         let store = try SQLiteStore(path: ":memory:")
-        let clock = TestClock()
+        let clock = FixedClock()
         try store.enqueueTexts(1, at: clock.now())
         let worker = OutboxWorker(makeStore: { store }, senders: [.sms: webhook(provider)], clock: clock)
         #expect(try worker.deliverDue(store) == 1)
@@ -37,7 +38,7 @@ struct ProviderFaultTests {
         let provider = try FakeProvider.http(status: status)
         defer { provider.close() }
         let store = try SQLiteStore(path: ":memory:")
-        let clock = TestClock()
+        let clock = FixedClock()
         try store.enqueueTexts(1, at: clock.now())
         let worker = OutboxWorker(makeStore: { store }, senders: [.sms: webhook(provider)], clock: clock)
         for (attempt, wait) in [(1, 5_000), (2, 10_000), (3, 20_000)] as [(Int, Millis)] {
@@ -57,7 +58,7 @@ struct ProviderFaultTests {
         let provider = try FakeProvider.http(status: 502)
         defer { provider.close() }
         let store = try SQLiteStore(path: ":memory:")
-        let clock = TestClock()
+        let clock = FixedClock()
         try store.enqueueTexts(1, at: clock.now())
         let worker = OutboxWorker(makeStore: { store }, senders: [.sms: webhook(provider)], clock: clock, maxAttempts: 3)
         for _ in 1...3 {
@@ -76,7 +77,7 @@ struct ProviderFaultTests {
         defer { refusing.close() }
         let busy = try FakeProvider.smtp(rcptReply: "451 4.3.0 try again later")
         defer { busy.close() }
-        let clock = TestClock()
+        let clock = FixedClock()
         for (provider, status) in [(refusing, OutboxMessage.Status.dead), (busy, .pending)] {
             let store = try SQLiteStore(path: ":memory:")
             try store.enqueueTexts(1, at: clock.now(), channel: .email)
@@ -93,7 +94,7 @@ struct ProviderFaultTests {
         let provider = try FakeProvider.tarpit()
         defer { provider.close() }
         let store = try SQLiteStore(path: ":memory:")
-        let clock = TestClock()
+        let clock = FixedClock()
         let channel: OutboxMessage.Channel = kind == "smtp" ? .email : .sms
         try store.enqueueTexts(1, at: clock.now(), channel: channel)
         let sender: MessageSender = kind == "smtp" ? try smtp(provider, timeout: 1) : webhook(provider, timeout: 1)

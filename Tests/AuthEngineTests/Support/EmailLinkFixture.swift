@@ -1,6 +1,7 @@
 import AuthCrypto
 import AuthStore
 @testable import AuthEngine
+import TestSupport
 
 /// A project, store, clock and the email-link flows wired for one test.
 final class EmailLinkFixture {

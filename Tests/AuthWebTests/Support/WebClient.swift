@@ -2,23 +2,24 @@ import AuthEngine
 import AuthStore
 @testable import AuthWeb
 import HTTP
+import TestSupport
 
 /// Drives `WebApp.handle` in process: the real route table, guards and handlers over a real
 /// SQLite store in memory, with a clock and randomness the test controls. No FastCGI, no nginx.
 final class WebClient {
     let app: WebApp
     let store: SQLiteStore
-    let clock: TestClock
+    let clock: FixedClock
 
     /// A production project `prod` (API key `key-prod`, test number +15555550100 → 123456) unless
     /// `projects` are given.
     init(projects: [ProjectSettings]? = nil, devMode: Bool = false, publicOrigin: String? = "https://auth.example.com",
          adminToken: String? = "admin-secret") throws {
-        clock = TestClock()
+        clock = FixedClock()
         store = try SQLiteStore(path: ":memory:")
         let settings = WebSettings(projects: projects ?? [WebClient.productionProject()], devMode: devMode,
                                    publicOrigin: publicOrigin, adminToken: adminToken, version: "test")
-        app = WebApp(settings: settings, clock: clock, random: TestRandom(), templates: try Templates(directory: Templates.bundledDirectory ?? ""))
+        app = WebApp(settings: settings, clock: clock, random: SeededRandom(), templates: try Templates(directory: Templates.bundledDirectory ?? ""))
         try app.keyRing.ensureKey(store: store, random: app.random)
     }
 
@@ -52,26 +53,4 @@ extension Response {
     var json: JSON? { try? JSONParser().parse(body) }
     /// `error.message` of a §1.5 envelope.
     var errorMessage: String? { json?["error"]?["message"]?.stringValue }
-}
-
-/// A clock the test moves by hand.
-final class TestClock: Clock, @unchecked Sendable {
-    private var current: Millis = 1_767_225_600_000
-    func now() -> Millis { current }
-    func advance(seconds: Int64) { current += seconds * 1000 }
-}
-
-/// Deterministic randomness (xorshift64*), so a failing test replays exactly.
-final class TestRandom: RandomSource, @unchecked Sendable {
-    private var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-    func bytes(_ count: Int) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(count)
-        while out.count < count {
-            state ^= state >> 12; state ^= state << 25; state ^= state >> 27
-            let v = state &* 0x2545_F491_4F6C_DD1D
-            withUnsafeBytes(of: v) { out.append(contentsOf: $0.prefix(count - out.count)) }
-        }
-        return out
-    }
 }

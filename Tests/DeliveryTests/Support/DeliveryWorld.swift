@@ -2,6 +2,7 @@ import AuthEngine
 import AuthStore
 import Delivery
 import Glibc
+import TestSupport
 
 /// A pthread mutex for test state touched from the worker's thread and the test's.
 final class TestLock: @unchecked Sendable {
@@ -25,15 +26,6 @@ final class Shared<T>: @unchecked Sendable {
     init(_ value: T) { current = value }
     var value: T { lock.withLock { current } }
     func update(_ body: (inout T) -> Void) { lock.withLock { body(&current) } }
-}
-
-/// A clock the tests (and their senders) move by hand.
-final class TestClock: Clock, @unchecked Sendable {
-    private let lock = TestLock()
-    private var current: Millis
-    init(_ start: Millis = 1_767_225_600_000) { current = start }
-    func now() -> Millis { lock.withLock { current } }
-    func advance(millis: Millis) { lock.withLock { current += millis } }
 }
 
 /// Which worker sent which message, in order.
