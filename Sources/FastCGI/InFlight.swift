@@ -44,12 +44,13 @@ enum InFlight {
         threads[slot] = pthread_self()
         let base = table + slot * slotSize
         var n = 0
-        for part in [requestID, " ", method, " ", path] {
+        func append(_ part: String) {
             for b in part.utf8 where n < slotSize - 1 {
                 base[1 + n] = b >= 0x20 && b < 0x7F ? b : UInt8(ascii: "?")
                 n += 1
             }
         }
+        append(requestID); append(" "); append(method); append(" "); append(path)
         base[0] = UInt8(truncatingIfNeeded: n)
     }
 

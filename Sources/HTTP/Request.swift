@@ -58,7 +58,9 @@ public struct Request: Sendable {
 
     /// `s` cut to 64 printable ASCII characters (no spaces), so it cannot forge or break a log line.
     public static func loggable(_ s: String) -> String {
-        String(String.UnicodeScalarView(s.unicodeScalars.prefix(64).map { $0.value > 0x20 && $0.value < 0x7F ? $0 : "?" }))
+        // nginx's ids (32 hex digits) pass as they are: no copy on every request.
+        if s.utf8.count <= 64, s.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) { return s }
+        return String(String.UnicodeScalarView(s.unicodeScalars.prefix(64).map { $0.value > 0x20 && $0.value < 0x7F ? $0 : "?" }))
     }
 
     /// First value of a query parameter.
