@@ -1,5 +1,6 @@
 import AuthStore
 import Testing
+import TestSupport
 @testable import AuthEngine
 
 /// The system clock may jump (an NTP step, a wrong clock corrected by hand). Whatever it does,

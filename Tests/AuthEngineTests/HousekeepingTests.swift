@@ -1,5 +1,6 @@
 import AuthStore
 import Testing
+import TestSupport
 @testable import AuthEngine
 
 /// One row of every purged kind, written at `t0` with the reference time its purge looks at
