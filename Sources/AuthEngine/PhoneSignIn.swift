@@ -112,6 +112,9 @@ public struct PhoneSignIn {
 
     /// The detail of the error a too-early "send again" gets.
     public static let resendTooSoon = "RESEND_TOO_SOON"
+    /// Codes and proofs are kept this long after they expire, so that a late sign-in is told its
+    /// code expired rather than that it never existed.
+    public static let retentionAfterExpiry: Millis = 86_400_000
 
     var policy: PhonePolicy { project.phone }
 
@@ -209,7 +212,7 @@ public struct PhoneSignIn {
             sessionHash: draft.sessionHash, projectID: project.id, phoneNumber: number.e164, appID: appID,
             codeHash: draft.codeHash, nonce: draft.nonce, createdAt: now, expiresAt: now + codeLifetime,
             isTest: number.isTest, clientHash: draft.clientHash)
-        try store.purgePhoneRecords(before: now - 86_400_000)
+        try store.purgePhoneRecords(before: now - PhoneSignIn.retentionAfterExpiry)
         try store.insertPhoneVerification(record)
         if !number.isTest {
             try SMSPumpingGuard(store: store, clock: clock, project: project).admit(number)

@@ -22,6 +22,11 @@ public final class SQLiteStore: Transactional, HealthProbe {
     public func probe() throws -> Int { try Migrations.version(db) }
 }
 
+extension SQLiteError: StoreFailure {
+    /// `SQLITE_FULL`: the disk (or the process's file-size limit) has no room for the write.
+    public var isOutOfSpace: Bool { code & 0xFF == SQLITE_FULL }
+}
+
 // MARK: - Signing keys and secrets
 
 extension SQLiteStore: SigningKeyStore, SecretStore {

@@ -12,6 +12,10 @@ extension WebApp {
                                           status: e.isTransportClass ? canonicalStatus(e.code) : nil)
         case let e as WireFailure:
             return e.response
+        case let e as StoreFailure where e.isOutOfSpace:
+            Log.error("store out of space: \(error)", requestID: requestID)
+            return ErrorEnvelope.response(code: 503, message: WebApp.outOfSpaceMessage, reason: "backendError", status: "UNAVAILABLE",
+                                          headers: [("Retry-After", WebApp.outOfSpaceRetrySeconds)])
         default:
             Log.error("internal error: \(error)", requestID: requestID)
             return ErrorEnvelope.response(code: 500, message: "INTERNAL : An internal error has occurred.", reason: "backendError", status: "INTERNAL")
@@ -51,6 +55,10 @@ extension WebApp {
             if e.code == .internalError { Log.error("internal: \(e.message)", requestID: ctx.request.logID) }
         case let e as WireFailure:
             return e.response
+        case let e as StoreFailure where e.isOutOfSpace:
+            Log.error("store out of space: \(error)", requestID: ctx.request.logID)
+            status = 503
+            key = "error.INTERNAL"
         default:
             Log.error("internal error: \(error)", requestID: ctx.request.logID)
             status = 500
@@ -59,8 +67,14 @@ extension WebApp {
         let strings = templates.locales.strings(for: ctx.locale)
         let message = strings[key] ?? strings["error.generic"] ?? "Something went wrong."
         let html = templates.render("error", ctx: ctx, values: ["message": .string(message), "status": .int(status)])
-        return .html(html, status: status)
+        var response = Response.html(html, status: status)
+        if status == 503 { response.headers.append(("Retry-After", WebApp.outOfSpaceRetrySeconds)) }
+        return response
     }
+
+    /// A full disk is temporary (an operator frees space): clients are told to come back.
+    static let outOfSpaceMessage = "UNAVAILABLE : The service is temporarily out of storage; retry later."
+    static let outOfSpaceRetrySeconds = "30"
 
     /// Security headers on every page (gatehouse.md "Tokens, sessions, nginx").
     /// A page's own header of the same name (any case) wins.

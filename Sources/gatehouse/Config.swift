@@ -36,6 +36,7 @@ struct Config {
     var projects: [ProjectSettings] = [ProjectSettings.devDefault()]
     var sms: JSON = .object([("provider", .string("dev"))])
     var email: JSON = .object([("transport", .string("dev"))])
+    var retention = Housekeeping.Retention()
     var source = "embedded dev default"
 
     var databasePath: String { database.hasPrefix("/") ? database : dataDir + "/" + database }
@@ -81,7 +82,7 @@ struct Config {
     }
 
     static let knownTopKeys: Set<String> = ["mode", "data_dir", "database", "listen", "public_origin", "admin_token", "templates_dir",
-                                            "log_level", "projects", "sms", "email", "limits", "$comment"]
+                                            "log_level", "projects", "sms", "email", "limits", "retention", "$comment"]
 
     mutating func apply(_ json: JSON, problems: inout [String]) {
         guard case let .object(pairs) = json else { problems.append("top level must be a JSON object"); return }
@@ -126,6 +127,7 @@ struct Config {
         }
         if let s = json["sms"] { sms = s }
         if let e = json["email"] { email = e }
+        if let r = json["retention"] { retention = Config.retention(r, problems: &problems) }
         if let l = json["limits"] {
             var n = NetworkPolicy()
             int(l, "ipv6_prefix_bits", 32...128, &problems, prefix: "limits.").map { n.ipv6PrefixBits = $0 }

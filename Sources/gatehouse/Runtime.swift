@@ -62,8 +62,8 @@ struct Runtime {
     func startOutbox() throws -> OutboxWorker {
         let senders: [OutboxMessage.Channel: MessageSender] = [.sms: try SMSProviders.make(config.sms), .email: try EmailTransports.make(config.email)]
         let path = config.databasePath
-        let worker = OutboxWorker(makeStore: { try SQLiteStore(path: path) }, senders: senders, housekeeping: {
-            try SQLiteStore(path: path, migrate: false).purgeCounters(before: SystemClock().now())
+        let worker = OutboxWorker(makeStore: { try SQLiteStore(path: path) }, senders: senders, housekeeping: { [retention = config.retention] in
+            try Runtime.housekeeping(path: path, retention: retention)
         })
         app.outboxNotifier = { [worker] in worker.wake() }
         worker.start()

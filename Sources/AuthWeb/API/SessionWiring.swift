@@ -8,8 +8,6 @@ enum SessionProcess {
     private static let lock = NSLockLike()
     nonisolated(unsafe) private static var lastPurge: Millis = 0
     static let purgeInterval: Millis = 3600 * 1000
-    /// Rotated or revoked refresh-token records are kept this long for reuse detection.
-    static let refreshRecordRetention: Millis = 90 * 86400 * 1000
 
     /// Deletes expired sessions and old refresh-token records at most once an hour per process.
     static func purgeIfDue(_ ctx: Context) {
@@ -20,7 +18,7 @@ enum SessionProcess {
             return true
         }
         guard due else { return }
-        do { try ctx.store.purgeSessions(now: now, retiredBefore: now - refreshRecordRetention) } catch {
+        do { try ctx.store.purgeSessions(now: now, retiredBefore: now - Housekeeping.retiredRefreshTokens) } catch {
             Log.warning("session purge failed: \(error)", requestID: ctx.request.logID)
         }
     }
