@@ -12,10 +12,6 @@ enum InFlight {
     /// Per slot: one length byte, then up to 255 bytes of "request-id METHOD /path".
     nonisolated(unsafe) static var table: UnsafeMutablePointer<UInt8>?
     nonisolated(unsafe) static var threads: UnsafeMutablePointer<pthread_t>?
-    /// The actions installed before ours (the Swift runtime's backtracer, if any), per signal
-    /// number: the report hands the signal on to them.
-    nonisolated(unsafe) static var previous: UnsafeMutablePointer<sigaction>?
-    static let signalSlots = 65
 
     /// Allocates the table and installs the handler (once per process; later calls do nothing).
     static func install() {
@@ -24,17 +20,17 @@ enum InFlight {
         t.initialize(repeating: 0, count: slotSize * maxSlots)
         let th = UnsafeMutablePointer<pthread_t>.allocate(capacity: maxSlots)
         th.initialize(repeating: 0, count: maxSlots)
-        let prev = UnsafeMutablePointer<sigaction>.allocate(capacity: signalSlots)
-        prev.initialize(repeating: sigaction(), count: signalSlots)
         table = t
         threads = th
-        previous = prev
-        for sig in [SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGABRT] where sig > 0 && Int(sig) < signalSlots {
+        // Replaces the runtime's backtracer in development builds too: handed on to, it could
+        // keep a dying responder alive for many seconds (it runs a helper process), during which
+        // the supervisor cannot start the next one.
+        for sig in [SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGABRT] {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { sig in InFlight.report(sig) }
             action.sa_flags = Int32(truncatingIfNeeded: SA_RESETHAND)
             sigemptyset(&action.sa_mask)
-            sigaction(sig, &action, prev + Int(sig))
+            sigaction(sig, &action, nil)
         }
     }
 
@@ -76,9 +72,7 @@ enum InFlight {
                 put("\n")
             }
         }
-        // On to the previous action (a backtrace in development builds), else the default: the
-        // process ends either way.
-        if let previous, sig > 0, Int(sig) < signalSlots { sigaction(sig, previous + Int(sig), nil) } else { signal(sig, SIG_DFL) }
+        signal(sig, SIG_DFL)
         raise(sig)
     }
 
