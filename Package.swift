@@ -54,19 +54,21 @@ let package = Package(
         ),
 
         .target(name: "JSONValue", swiftSettings: swift5),
-        .target(name: "HTTP", dependencies: ["JSONValue"], swiftSettings: swift5),
-        .target(name: "FastCGI", dependencies: ["HTTP", "CFastCGI"], swiftSettings: swift5, linkerSettings: staticLibrary("fcgi")),
+        // Percent-encoding (RFC 3986), the one encoder and decoder of URL text for every target.
+        .target(name: "TextCoding", swiftSettings: swift5),
+        .target(name: "HTTP", dependencies: ["JSONValue", "TextCoding"], swiftSettings: swift5),
+        .target(name: "FastCGI", dependencies: ["HTTP", "TextCoding", "CFastCGI"], swiftSettings: swift5, linkerSettings: staticLibrary("fcgi")),
         .target(name: "AuthCrypto", dependencies: ["COpenSSL"], swiftSettings: swift5),
-        .target(name: "AuthEngine", dependencies: ["AuthCrypto", "JSONValue", "CPhoneNumber"], swiftSettings: swift5),
+        .target(name: "AuthEngine", dependencies: ["AuthCrypto", "JSONValue", "TextCoding", "CPhoneNumber"], swiftSettings: swift5),
         .target(name: "AuthStore", dependencies: ["AuthEngine", "JSONValue", "CSQLite"], swiftSettings: swift5,
                 linkerSettings: staticLibrary("sqlite3")),
-        .target(name: "Delivery", dependencies: ["AuthEngine", "AuthCrypto", "CCurl"], swiftSettings: swift5),
+        .target(name: "Delivery", dependencies: ["AuthEngine", "AuthCrypto", "JSONValue", "TextCoding", "CCurl"], swiftSettings: swift5),
         // Resources/ (templates, locales, region data) is compiled into the binary by the
         // EmbedResources plugin rather than shipped as a SwiftPM resource bundle, whose generated
         // accessor would import Foundation (and with it CoreFoundation and ICU) into the build.
         .target(
             name: "AuthWeb",
-            dependencies: ["HTTP", "AuthEngine"],
+            dependencies: ["HTTP", "JSONValue", "TextCoding", "AuthCrypto", "AuthEngine"],
             exclude: ["Resources"],
             swiftSettings: swift5,
             plugins: ["EmbedResources"]
@@ -76,7 +78,7 @@ let package = Package(
         .executableTarget(
             name: "gatehouse",
             dependencies: [
-                "HTTP", "FastCGI", "AuthCrypto", "AuthEngine", "AuthStore", "Delivery", "AuthWeb",
+                "HTTP", "JSONValue", "FastCGI", "AuthCrypto", "AuthEngine", "AuthStore", "Delivery", "AuthWeb",
             ],
             swiftSettings: swift5,
             linkerSettings: startupLinkerFlags
@@ -88,7 +90,7 @@ let package = Package(
         .target(name: "CFuzzDriver", path: "Fuzz/Driver"),
         .executableTarget(
             name: "gatehouse-fuzz",
-            dependencies: ["CFuzzDriver", "HTTP", "FastCGI", "JSONValue", "AuthCrypto", "AuthEngine", "AuthStore", "AuthWeb", "Delivery",
+            dependencies: ["CFuzzDriver", "HTTP", "FastCGI", "JSONValue", "TextCoding", "AuthCrypto", "AuthEngine", "AuthStore", "AuthWeb", "Delivery",
                            "TestSupport"],
             path: "Fuzz/Targets",
             swiftSettings: swift5
@@ -96,13 +98,13 @@ let package = Package(
 
         // Test doubles shared by the test targets and the fuzz program (a fixed clock, seeded randomness).
         .target(name: "TestSupport", dependencies: ["AuthEngine"], path: "Tests/TestSupport", swiftSettings: swift5),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSONValue"], swiftSettings: swift5),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSONValue", "TextCoding"], swiftSettings: swift5),
         .testTarget(name: "AuthCryptoTests", dependencies: ["AuthCrypto"], swiftSettings: swift5),
-        .testTarget(name: "AuthEngineTests", dependencies: ["AuthEngine", "AuthCrypto", "AuthStore", "TestSupport"], swiftSettings: swift5),
+        .testTarget(name: "AuthEngineTests", dependencies: ["AuthEngine", "AuthCrypto", "AuthStore", "JSONValue", "TestSupport"], swiftSettings: swift5),
         .testTarget(name: "AuthStoreTests", dependencies: ["AuthStore", "AuthEngine"], swiftSettings: swift5),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "AuthStore", "AuthEngine", "JSONValue", "TestSupport"], swiftSettings: swift5),
-        .testTarget(name: "GatehouseTests", dependencies: ["gatehouse", "AuthEngine"], swiftSettings: swift5),
-        .testTarget(name: "AuthWebTests", dependencies: ["AuthWeb", "HTTP", "AuthEngine", "AuthStore", "TestSupport"], swiftSettings: swift5),
+        .testTarget(name: "GatehouseTests", dependencies: ["gatehouse", "AuthEngine", "JSONValue"], swiftSettings: swift5),
+        .testTarget(name: "AuthWebTests", dependencies: ["AuthWeb", "HTTP", "JSONValue", "AuthEngine", "AuthStore", "TestSupport"], swiftSettings: swift5),
     ],
     cxxLanguageStandard: .cxx17
 )

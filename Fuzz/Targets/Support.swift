@@ -1,6 +1,7 @@
 import AuthCrypto
 import AuthEngine
 import AuthStore
+import JSONValue
 #if canImport(Glibc)
 import Glibc
 #endif

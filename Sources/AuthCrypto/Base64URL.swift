@@ -76,6 +76,27 @@ public enum Base64URL {
         return ok ? out : nil
     }
 
+    /// Strict standard base64 (RFC 4648 §4) as a PEM body carries it: spaces and line breaks
+    /// skipped, the other alphabet refused, padding only at the end and to a multiple of four
+    /// characters, the bits past the last byte zero (one encoding per value); nil otherwise.
+    public static func decodeStandard<C: Collection>(lines text: C) -> [UInt8]? where C.Element == UInt8 {
+        var chars: [UInt8] = []
+        chars.reserveCapacity(text.count)
+        for c in text where !(c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09) {
+            guard c != UInt8(ascii: "-"), c != UInt8(ascii: "_") else { return nil }
+            chars.append(c)
+        }
+        var data = chars.count
+        while data > 0, chars[data - 1] == UInt8(ascii: "=") { data -= 1 }
+        guard chars.count % 4 == 0, chars.count - data <= 2 else { return nil }
+        if data % 4 != 0 {
+            // 2 characters carry 8 bits (4 spare), 3 carry 16 (2 spare).
+            let spare: UInt8 = data % 4 == 2 ? 0x0F : 0x03
+            guard reverse[Int(chars[data - 1])] & spare == 0 else { return nil }
+        }
+        return chars.withUnsafeBufferPointer { decode(contiguous: UnsafeBufferPointer(rebasing: $0[0..<data])) }
+    }
+
     /// `decode(bytes:)` over contiguous bytes: four characters at a time into the final array.
     static func decode(contiguous text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         var count = text.count

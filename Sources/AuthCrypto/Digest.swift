@@ -54,7 +54,15 @@ public enum Digest {
         return a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in CRYPTO_memcmp(pa.baseAddress, pb.baseAddress, a.count) == 0 } }
     }
 
-    public static func constantTimeEqual(_ a: String, _ b: String) -> Bool { constantTimeEqual(Array(a.utf8), Array(b.utf8)) }
+    /// The same over two strings' UTF-8 bytes, without copying them.
+    public static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { pa in
+            b.withUTF8 { pb in
+                pa.count == pb.count && (pa.isEmpty || CRYPTO_memcmp(pa.baseAddress, pb.baseAddress, pa.count) == 0)
+            }
+        }
+    }
 }
 
 /// Lower-case hexadecimal.

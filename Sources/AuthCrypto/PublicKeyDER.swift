@@ -18,38 +18,7 @@ enum PublicKeyDER {
         while hi > lo, isSpace(pem[hi - 1]) { hi -= 1 }
         guard hi - lo > begin.count + end.count, pem[lo..<(lo + begin.count)].elementsEqual(begin),
               pem[(hi - end.count)..<hi].elementsEqual(end) else { return nil }
-        return base64(pem[(lo + begin.count)..<(hi - end.count)])
-    }
-
-    /// Standard base64 (RFC 4648 §4) with line breaks; padding only at the end.
-    static func base64(_ text: ArraySlice<UInt8>) -> [UInt8]? {
-        var out: [UInt8] = []
-        out.reserveCapacity(text.count * 3 / 4)
-        var acc: UInt32 = 0, bits = 0, pad = 0
-        for c in text {
-            let v: UInt32
-            switch c {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): v = UInt32(c - UInt8(ascii: "A"))
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): v = UInt32(c - UInt8(ascii: "a")) + 26
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): v = UInt32(c - UInt8(ascii: "0")) + 52
-            case UInt8(ascii: "+"): v = 62
-            case UInt8(ascii: "/"): v = 63
-            case UInt8(ascii: "="): pad += 1; continue
-            case _ where isSpace(c): continue
-            default: return nil
-            }
-            guard pad == 0 else { return nil }
-            acc = acc << 6 | v
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
-            }
-        }
-        // Leftover bits must be zero and match the padding (2 chars → 1 byte, 3 → 2).
-        guard pad <= 2, (bits == 0 && pad == 0) || (bits == 4 && pad == 2) || (bits == 2 && pad == 1),
-              acc & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
-        return out
+        return Base64URL.decodeStandard(lines: pem[(lo + begin.count)..<(hi - end.count)])
     }
 
     /// `SEQUENCE { SEQUENCE { rsaEncryption, NULL }, BIT STRING { SEQUENCE { INTEGER n, INTEGER e } } }`.

@@ -1,4 +1,5 @@
 import JSONValue
+import TextCoding
 
 /// Where the verification page hands its result back to the app, decided on the server only
 /// from registered apps (firebase-wire.md §4.4 for iOS, §4.5 for Android):
@@ -58,7 +59,7 @@ public struct AppCallback: Sendable, Equatable {
 
     /// The iOS SDK sends 10 upper-case letters; accept any short token of URL-safe characters.
     static func isValidEventID(_ s: String) -> Bool {
-        (1...64).contains(s.utf8.count) && s.utf8.allSatisfy { URLComponent.unreserved.contains($0) && $0 != UInt8(ascii: "~") && $0 != UInt8(ascii: ".") }
+        (1...64).contains(s.utf8.count) && s.utf8.allSatisfy { PercentEncoding.isUnreserved($0) && $0 != UInt8(ascii: "~") && $0 != UInt8(ascii: ".") }
     }
 
     /// RFC 3986 scheme: a letter, then letters, digits, `+`, `-`, `.`.
@@ -85,31 +86,16 @@ public struct AppCallback: Sendable, Equatable {
 
     /// `https://<authority>/__/auth/callback?k=v&…` with every value percent-encoded.
     static func callbackURL(authority: String, _ query: [(String, String)]) -> String {
-        "https://" + authority + "/__/auth/callback?" + query.map { $0.0 + "=" + URLComponent.encode($0.1) }.joined(separator: "&")
+        "https://" + authority + "/__/auth/callback?" + query.map { $0.0 + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
     }
 
     func wrap(_ inner: String) -> String {
         switch destination {
         case let .scheme(scheme):
-            return scheme + "://firebaseauth/link?deep_link_id=" + URLComponent.encode(inner)
+            return scheme + "://firebaseauth/link?deep_link_id=" + PercentEncoding.encode(inner)
         case let .androidIntent(package):
             return "intent://firebase.auth/#Intent;scheme=recaptcha;package=" + package + ";S.authType=" + AppCallback.authType
-                + ";S.eventId=" + eventID + ";S.link=" + URLComponent.encode(inner) + ";B.encryptionEnabled=false;end;"
+                + ";S.eventId=" + eventID + ";S.link=" + PercentEncoding.encode(inner) + ";B.encryptionEnabled=false;end;"
         }
-    }
-}
-
-/// Percent-encoding of one URL component: everything but RFC 3986 unreserved characters.
-public enum URLComponent {
-    static let unreserved: Set<UInt8> = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8))
-
-    public static func encode(_ s: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(s.utf8.count * 3)
-        for b in s.utf8 {
-            if unreserved.contains(b) { out.append(b) } else { out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0xF)]] }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

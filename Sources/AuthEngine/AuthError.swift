@@ -83,23 +83,6 @@ public struct AuthError: Error, Equatable, CustomStringConvertible {
     /// `CODE` or `CODE : detail`, exactly as clients split it.
     public var message: String { detail.map { "\(code.rawValue) : \($0)" } ?? code.rawValue }
     public var description: String { message }
-
-    /// HTTP status: business errors are 400 (firebase-wire.md §1.5); transport classes carry their own.
-    public var httpStatus: Int {
-        switch code {
-        case .permissionDenied: return 403
-        case .unauthenticated: return 401
-        case .notFound: return 404
-        case .internalError: return 500
-        case .notImplemented: return 501
-        default: return 400
-        }
-    }
-
-    /// True for the classes whose envelope carries a canonical `status` string.
-    public var isTransportClass: Bool {
-        [.invalidArgument, .permissionDenied, .unauthenticated, .notFound, .internalError, .notImplemented].contains(code)
-    }
 }
 
 /// A failure of a port (storage, delivery) — logged with the request id, rendered as INTERNAL.

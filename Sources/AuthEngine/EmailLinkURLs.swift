@@ -1,3 +1,4 @@
+import TextCoding
 /// Email addresses as Gatehouse accepts them: ASCII, one `@`, a dotted domain (firebase-wire.md
 /// §2.3 `INVALID_EMAIL`). Matching is on the lower-cased form; mail goes to the address as typed.
 public enum EmailAddress {
@@ -107,30 +108,17 @@ public enum EmailLinkURLs {
         return project.isAuthorized(host: hostOnly)
     }
 
-    /// RFC 3986 unreserved characters stay; everything else is percent-encoded.
-    public static func encode(_ s: String) -> String {
-        var out = ""
-        for b in s.utf8 {
-            let c = Character(Unicode.Scalar(b))
-            if b < 0x80, c.isLetter || c.isNumber || "-._~".contains(c) { out.append(c) } else {
-                let hex = Array("0123456789ABCDEF")
-                out.append("%"); out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 0xF)])
-            }
-        }
-        return out
-    }
-
     /// `<origin>/__/auth/action?apiKey=…&mode=…&oobCode=…[&continueUrl=…]&lang=…`. `apiKey` comes
     /// first so that, inside a `link=` wrapper decoded once, `mode` and `oobCode` are pairs of their own.
     public static func actionURL(origin: String, mode: String, oobCode: String, apiKey: String, continueURL: String?, lang: String) -> String {
         var pairs = [("apiKey", apiKey), ("mode", mode), ("oobCode", oobCode)]
         if let c = continueURL, !c.isEmpty { pairs.append(("continueUrl", c)) }
         pairs.append(("lang", lang))
-        return origin + "/__/auth/action?" + pairs.map { $0.0 + "=" + encode($0.1) }.joined(separator: "&")
+        return origin + "/__/auth/action?" + pairs.map { $0.0 + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
     }
 
     /// The app-link wrapper `<link origin>/__/auth/links?link=<action URL encoded once>`.
     public static func wrapperURL(linkOrigin: String, actionURL: String) -> String {
-        linkOrigin + "/__/auth/links?link=" + encode(actionURL)
+        linkOrigin + "/__/auth/links?link=" + PercentEncoding.encode(actionURL)
     }
 }

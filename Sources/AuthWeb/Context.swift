@@ -1,5 +1,6 @@
 import AuthEngine
 import HTTP
+import JSONValue
 
 /// One request in flight: the request, its project, its store connection, parsed body.
 public struct Context {

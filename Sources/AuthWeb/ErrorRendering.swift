@@ -8,8 +8,9 @@ extension WebApp {
         switch error {
         case let e as AuthError:
             if e.code == .internalError { Log.error("internal: \(e.message)", requestID: requestID) }
-            return ErrorEnvelope.response(code: e.httpStatus, message: e.message, reason: e.isTransportClass ? reason(e.code) : "invalid",
-                                          status: e.isTransportClass ? canonicalStatus(e.code) : nil)
+            let transport = isTransportClass(e.code)
+            return ErrorEnvelope.response(code: httpStatus(e.code), message: e.message, reason: transport ? reason(e.code) : "invalid",
+                                          status: transport ? canonicalStatus(e.code) : nil)
         case let e as WireFailure:
             return e.response
         case let e as StoreFailure where e.isOutOfSpace:
@@ -19,6 +20,26 @@ extension WebApp {
         default:
             Log.error("internal error: \(error)", requestID: requestID)
             return ErrorEnvelope.response(code: 500, message: "INTERNAL : An internal error has occurred.", reason: "backendError", status: "INTERNAL")
+        }
+    }
+
+    /// HTTP status: business errors are 400 (firebase-wire.md §1.5); transport classes carry their own.
+    func httpStatus(_ code: AuthError.Code) -> Int {
+        switch code {
+        case .permissionDenied: return 403
+        case .unauthenticated: return 401
+        case .notFound: return 404
+        case .internalError: return 500
+        case .notImplemented: return 501
+        default: return 400
+        }
+    }
+
+    /// The classes whose envelope carries a canonical `status` string.
+    func isTransportClass(_ code: AuthError.Code) -> Bool {
+        switch code {
+        case .invalidArgument, .permissionDenied, .unauthenticated, .notFound, .internalError, .notImplemented: return true
+        default: return false
         }
     }
 
@@ -50,7 +71,7 @@ extension WebApp {
         let key: String
         switch error {
         case let e as AuthError:
-            status = e.httpStatus
+            status = httpStatus(e.code)
             key = "error." + e.code.rawValue
             if e.code == .internalError { Log.error("internal: \(e.message)", requestID: ctx.request.logID) }
         case let e as WireFailure:
@@ -70,6 +91,12 @@ extension WebApp {
         var response = Response.html(html, status: status)
         if status == 503 { response.headers.append(("Retry-After", WebApp.outOfSpaceRetrySeconds)) }
         return response
+    }
+
+    /// 413 for a body past `WebSettings.maxBodyBytes`, whoever finds it (the transport while
+    /// reading, or the JSON guard).
+    public static func payloadTooLarge(limit: Int) -> Response {
+        ErrorEnvelope.response(code: 413, message: "PAYLOAD_TOO_LARGE : Request body larger than \(limit) bytes", status: "INVALID_ARGUMENT")
     }
 
     /// A full disk is temporary (an operator frees space): clients are told to come back.

@@ -1,5 +1,7 @@
+import AuthCrypto
 import AuthEngine
 import HTTP
+import JSONValue
 
 /// What a route requires before its handler runs. Shown on every line of the route table.
 public struct Guards: OptionSet, Sendable {
@@ -52,18 +54,22 @@ public struct Guards: OptionSet, Sendable {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .none }
         let token = String(parts[1]).trimmingSpaces
         if ctx.app.settings.devMode, token.lowercased() == "owner" { return .admin }
-        if let admin = ctx.app.settings.adminToken, !admin.isEmpty, constantTimeEquals(admin, token) { return .admin }
+        if let admin = ctx.app.settings.adminToken, !admin.isEmpty, Digest.constantTimeEqual(admin, token) { return .admin }
         return .invalid
     }
 
     static func parseBody(_ ctx: Context) throws -> JSON {
         let req = ctx.request
         if req.body.isEmpty { return .object([]) }
+        // The transport already refuses a longer body; a caller that hands requests in directly
+        // meets the same limit here, answered the same way.
+        let limit = ctx.app.settings.maxBodyBytes
+        guard req.body.count <= limit else { throw WireFailure.payloadTooLarge(limit: limit) }
         if req.contentType == "application/x-www-form-urlencoded" {
             return normalise(.object(req.formFields.map { ($0.0, JSON.string($0.1)) }))
         }
         do {
-            let value = try JSONParser(maxBytes: ctx.app.settings.maxBodyBytes, maxDepth: ctx.app.settings.maxJSONDepth).parse(req.body)
+            let value = try JSONParser(maxBytes: limit, maxDepth: ctx.app.settings.maxJSONDepth).parse(req.body)
             guard case .object = value else { throw WireFailure.invalidJSON("Expected a JSON object at the top level.") }
             return normalise(value)
         } catch let e as JSONError {
@@ -99,6 +105,7 @@ enum WireFailure: Error {
     case invalidAPIKey
     case unauthenticated
     case invalidJSON(String)
+    case payloadTooLarge(limit: Int)
 
     var response: Response {
         switch self {
@@ -115,6 +122,8 @@ enum WireFailure: Error {
                 ("status", "UNAUTHENTICATED")))), status: 401)
         case let .invalidJSON(detail):
             return ErrorEnvelope.response(code: 400, message: "Invalid JSON payload received. \(detail)", reason: "parseError", status: "INVALID_ARGUMENT")
+        case let .payloadTooLarge(limit):
+            return WebApp.payloadTooLarge(limit: limit)
         }
     }
 }

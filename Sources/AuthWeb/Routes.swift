@@ -1,5 +1,6 @@
 import AuthEngine
 import HTTP
+import JSONValue
 
 /// One route: its guards, whether it renders pages or wire JSON, and its handler.
 struct Route {

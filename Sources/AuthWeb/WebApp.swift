@@ -1,3 +1,4 @@
+import AuthCrypto
 import AuthEngine
 import HTTP
 
@@ -11,7 +12,10 @@ public struct WebSettings: Sendable {
     public var adminToken: String?
     public var version: String
     public var maxJSONDepth = 32
-    public var maxBodyBytes = 64 * 1024
+    /// The one limit on a request body: the transport refuses a longer one while reading it, and
+    /// the JSON guard parses up to it (`listen.max_body_bytes`).
+    public var maxBodyBytes = WebSettings.defaultMaxBodyBytes
+    public static let defaultMaxBodyBytes = 64 * 1024
 
     public init(projects: [ProjectSettings], devMode: Bool, publicOrigin: String? = nil, adminToken: String? = nil, version: String) {
         self.projects = projects; self.devMode = devMode; self.publicOrigin = publicOrigin; self.adminToken = adminToken; self.version = version
@@ -22,16 +26,9 @@ public struct WebSettings: Sendable {
 
     /// The project an API key belongs to (the only project when dev mode accepts any key).
     public func project(apiKey: String) -> ProjectSettings? {
-        projects.first { $0.apiKeys.contains(where: { constantTimeEquals($0, apiKey) }) }
+        projects.first { $0.apiKeys.contains(where: { Digest.constantTimeEqual($0, apiKey) }) }
             ?? projects.first { $0.devMode && $0.apiKeys.isEmpty && !apiKey.isEmpty }
     }
-}
-
-func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8), y = Array(b.utf8)
-    var diff = UInt8(x.count == y.count ? 0 : 1)
-    for i in 0..<max(x.count, y.count) { diff |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0) }
-    return diff == 0
 }
 
 /// Shared, immutable-after-start state of the web layer; one per process, used by every worker.

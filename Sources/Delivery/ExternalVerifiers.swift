@@ -1,5 +1,6 @@
 import AuthEngine
 import JSONValue
+import TextCoding
 
 /// `siteverify` over HTTPS for reCAPTCHA v2/v3 (developers.google.com/recaptcha/docs/verify),
 /// hCaptcha (docs.hcaptcha.com/#verify-the-user-response-server-side) and Cloudflare Turnstile
@@ -15,7 +16,7 @@ public struct SiteVerifier: ExternalVerifying {
         var fields = [("secret", secret), ("response", response)]
         if let remoteAddress, !remoteAddress.isEmpty { fields.append(("remoteip", remoteAddress)) }
         if let siteKey, !siteKey.isEmpty { fields.append(("sitekey", siteKey)) }
-        let body = fields.map { $0.0 + "=" + URLComponent.encode($0.1) }.joined(separator: "&")
+        let body = PercentEncoding.query(fields)
         let curl = try Curl()
         let reply = try curl.http(method: "POST", url: url, headers: ["Content-Type: application/x-www-form-urlencoded", "Accept: application/json"],
                                   body: Array(body.utf8), timeout: timeoutSeconds)
@@ -26,7 +27,7 @@ public struct SiteVerifier: ExternalVerifying {
     /// Reads the verifier's JSON answer; anything but `success: true` is a refusal.
     public static func verdict(_ body: [UInt8]) throws -> ExternalVerdict {
         let json: JSON
-        do { json = try JSONParser(maxBytes: 64 * 1024, maxDepth: 8).parse(body) } catch {
+        do { json = try JSONParser(maxDepth: 8).parse(body) } catch {
             throw PortError("siteverify", "answer is not JSON: \(error)")
         }
         return ExternalVerdict(success: json["success"]?.boolValue == true, hostname: json["hostname"]?.stringValue,

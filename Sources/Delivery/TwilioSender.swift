@@ -1,5 +1,6 @@
 import AuthCrypto
 import AuthEngine
+import TextCoding
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,14 +22,14 @@ struct TwilioSender: MessageSender {
     var timeLimit: Millis { Millis(timeout) * 1000 }
 
     var url: String {
-        "\(baseURL)/2010-04-01/Accounts/\(FormEncoding.component(accountSID))/Messages.json"
+        "\(baseURL)/2010-04-01/Accounts/\(PercentEncoding.encode(accountSID))/Messages.json"
     }
 
     func formBody(_ m: OutboxMessage) -> [UInt8] {
         var pairs = [("To", m.recipient)]
         if let from { pairs.append(("From", from)) } else if let messagingServiceSID { pairs.append(("MessagingServiceSid", messagingServiceSID)) }
         pairs.append(("Body", m.body))
-        return Array(pairs.map { FormEncoding.component($0.0) + "=" + FormEncoding.component($0.1) }.joined(separator: "&").utf8)
+        return Array(PercentEncoding.query(pairs).utf8)
     }
 
     func send(_ m: OutboxMessage) throws {
@@ -38,23 +39,5 @@ struct TwilioSender: MessageSender {
             "Content-Type: application/x-www-form-urlencoded",
             "Accept: application/json",
         ], body: formBody(m), timeout: timeout, provider: "twilio")
-    }
-}
-
-/// `application/x-www-form-urlencoded` components: unreserved characters kept, the rest %XX.
-enum FormEncoding {
-    static func component(_ s: String) -> String {
-        var out = ""
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.append(Character(UnicodeScalar(b)))
-            default:
-                let hex = Array("0123456789ABCDEF")
-                out += "%" + String(hex[Int(b >> 4)]) + String(hex[Int(b & 0xF)])
-            }
-        }
-        return out
     }
 }

@@ -1,6 +1,7 @@
 import CFastCGI
 import HTTP
 import Synchronization
+import TextCoding
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,11 +32,14 @@ public final class FastCGIServer: @unchecked Sendable {
     public struct Options {
         public var address: ListenAddress
         public var workers: Int
+        /// The one body limit (`WebSettings.maxBodyBytes`), and how the application renders a
+        /// body past it (the transport knows no wire format).
         public var maxBodyBytes: Int
+        public var tooLarge: @Sendable (_ limit: Int) -> Response
         public var backlog: Int32
         public init(address: ListenAddress, workers: Int = 2 * max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))),
-                    maxBodyBytes: Int = 64 * 1024, backlog: Int32 = 256) {
-            self.address = address; self.workers = workers; self.maxBodyBytes = maxBodyBytes; self.backlog = backlog
+                    maxBodyBytes: Int, tooLarge: @escaping @Sendable (_ limit: Int) -> Response, backlog: Int32 = 256) {
+            self.address = address; self.workers = workers; self.maxBodyBytes = maxBodyBytes; self.tooLarge = tooLarge; self.backlog = backlog
         }
     }
 
@@ -183,7 +187,7 @@ public final class FastCGIServer: @unchecked Sendable {
         let method = params[.requestMethod] ?? "GET"
         switch FastCGIServer.readBody(params: params, max: options.maxBodyBytes, read: { buf, n in FCGX_GetStr(buf, n, req.in) }) {
         case let .failure(step):
-            response = step == .tooLarge ? FastCGIServer.tooLarge(options.maxBodyBytes) : FastCGIServer.badGateway("reading the request body")
+            response = step == .tooLarge ? options.tooLarge(options.maxBodyBytes) : FastCGIServer.badGateway("reading the request body")
         case let .success(body):
             let request = FastCGIServer.request(params, body: body)
             InFlight.begin(slot: slot, requestID: request.requestID, method: request.method, path: request.path)
@@ -254,7 +258,7 @@ public final class FastCGIServer: @unchecked Sendable {
         var path = params[.documentURI] ?? ""
         if path.isEmpty {
             let script = (params[.scriptName] ?? "") + (params[.pathInfo] ?? "")
-            path = script.isEmpty ? FormDecoding.percentDecode(uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/", plusAsSpace: false) : script
+            path = script.isEmpty ? PercentEncoding.decode(uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/", plusAsSpace: false) : script
         }
         let query = params[.queryString] ?? (uri.firstIndex(of: "?").map { String(uri[uri.index(after: $0)...]) } ?? "")
         let https = (params[.https] ?? "").lowercased() == "on" || params[.requestScheme] == "https"
@@ -275,10 +279,6 @@ public final class FastCGIServer: @unchecked Sendable {
 
     static func badGateway(_ step: String) -> Response {
         .text("502 Bad Gateway: Gatehouse failed while \(step).\n", status: 502)
-    }
-
-    static func tooLarge(_ max: Int) -> Response {
-        ErrorEnvelope.response(code: 413, message: "PAYLOAD_TOO_LARGE : Request body larger than \(max) bytes", status: "INVALID_ARGUMENT")
     }
 }
 

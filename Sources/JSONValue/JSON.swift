@@ -84,7 +84,9 @@ public struct JSONParser {
     public var maxBytes: Int
     public var maxDepth: Int
 
-    public init(maxBytes: Int = 64 * 1024, maxDepth: Int = 32) {
+    /// The defaults suit text the process stored or a provider answered; a request body is parsed
+    /// with the web layer's own limits.
+    public init(maxBytes: Int = 1 << 20, maxDepth: Int = 32) {
         self.maxBytes = maxBytes
         self.maxDepth = maxDepth
     }

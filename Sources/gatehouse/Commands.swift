@@ -1,6 +1,7 @@
 import AuthEngine
 import AuthStore
 import AuthWeb
+import JSONValue
 
 /// Signing-key commands.
 enum Keys {

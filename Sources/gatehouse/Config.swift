@@ -28,7 +28,7 @@ struct Config {
         set { workersSetting = newValue }
     }
     private var workersSetting: Int?
-    var maxBodyBytes = 64 * 1024
+    var maxBodyBytes = WebSettings.defaultMaxBodyBytes
     var publicOrigin: String? = nil
     var adminToken: String? = nil
     var templatesDir: String? = nil

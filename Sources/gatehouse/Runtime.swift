@@ -23,8 +23,9 @@ struct Runtime {
         try Runtime.makeDirectories(config.dataDir)
         let templates = try Templates(directory: try Runtime.resourcesDirectory(config))
         if validateTemplates { try templates.validateAll() }
-        let settings = WebSettings(projects: config.projects, devMode: config.mode == .dev, publicOrigin: config.publicOrigin,
+        var settings = WebSettings(projects: config.projects, devMode: config.mode == .dev, publicOrigin: config.publicOrigin,
                                    adminToken: config.adminToken, version: Runtime.version)
+        settings.maxBodyBytes = config.maxBodyBytes
         app = WebApp(settings: settings, templates: templates)
         app.externalVerifier = SiteVerifier()
         // Migrate and make sure a signing key exists before any worker starts.

@@ -6,6 +6,7 @@ import FastCGI
 import Glibc
 #endif
 import HTTP
+import JSONValue
 
 /// A command of the tool, made from its parsed options and run.
 protocol Command {
@@ -117,7 +118,8 @@ func serveCGI(_ config: Config) throws {
     try store.db.sharedRead {
         try Runtime.migrateIfBehind(store)
         let runtime = try Runtime(config: config, validateTemplates: false, store: store, deleteExpiredKeys: false)
-        CGIResponder.serveOne(maxBodyBytes: config.maxBodyBytes, handler: runtime.app.handler(store: store), log: { Log.error($0) })
+        CGIResponder.serveOne(maxBodyBytes: runtime.app.settings.maxBodyBytes, tooLarge: WebApp.payloadTooLarge(limit:),
+                              handler: runtime.app.handler(store: store), log: { Log.error($0) })
     }
 }
 
@@ -171,7 +173,8 @@ func startServer(_ runtime: Runtime, socketOverride: String? = nil, socketMode: 
     else if let l = c.listen { address = .tcp(l) }
     else if !CGIResponder.stdinIsNotASocket { address = .inherited }
     else { throw UsageError("nowhere to listen: set listen.socket or listen.tcp (or start under spawn-fcgi / systemd socket activation)") }
-    let server = FastCGIServer(options: .init(address: address, workers: c.workers, maxBodyBytes: c.maxBodyBytes), log: { Log.error($0) })
+    let server = FastCGIServer(options: .init(address: address, workers: c.workers, maxBodyBytes: runtime.app.settings.maxBodyBytes,
+                                              tooLarge: WebApp.payloadTooLarge(limit:)), log: { Log.error($0) })
     try server.open()
     try server.start { _ in
         // Each worker opens its own connection on its first request, on its own thread: an idle
@@ -179,8 +182,10 @@ func startServer(_ runtime: Runtime, socketOverride: String? = nil, socketMode: 
         // database). A failed open answers 502 and is tried again on the next request.
         var handler: ((Request) -> Response)?
         return { request in
-            if handler == nil { handler = runtime.app.handler(store: try runtime.openStore()) }
-            return handler!(request)
+            if let handler { return handler(request) }
+            let opened = runtime.app.handler(store: try runtime.openStore())
+            handler = opened
+            return opened(request)
         }
     }
     Log.info("gatehouse \(Runtime.version) (\(c.mode.rawValue) mode) serving on \(address) with \(c.workers) workers; store \(c.databasePath)")

@@ -1,4 +1,5 @@
 import AuthCrypto
+import JSONValue
 import Testing
 
 /// `JSONMembers`: the member scan verify uses on JWS headers and claims.

@@ -36,10 +36,14 @@ struct PublicKeyDERTests {
         lines[2] = String(lines[2].dropLast(4)) + "!!!!"
         #expect(PublicKeyDER.rsaNumbers(pem: lines.joined(separator: "\n")) == nil)
         #expect(throws: CryptoError.self) { try RSAPublicKey(pem: lines.joined(separator: "\n")) }
-        #expect(PublicKeyDER.base64("QUJD"[...].utf8.map { $0 }[...]) == Array("ABC".utf8))
-        #expect(PublicKeyDER.base64("QUI="[...].utf8.map { $0 }[...]) == Array("AB".utf8))
-        #expect(PublicKeyDER.base64("QR=="[...].utf8.map { $0 }[...]) == nil)  // non-zero leftover bits
-        #expect(PublicKeyDER.base64("QUI=QUI="[...].utf8.map { $0 }[...]) == nil)
+        #expect(Base64URL.decodeStandard(lines: Array("QUJD".utf8)) == Array("ABC".utf8))
+        #expect(Base64URL.decodeStandard(lines: Array("QUI=".utf8)) == Array("AB".utf8))
+        #expect(Base64URL.decodeStandard(lines: Array("QR==".utf8)) == nil)  // non-zero leftover bits
+        #expect(Base64URL.decodeStandard(lines: Array("QUI=QUI=".utf8)) == nil)
+        #expect(Base64URL.decodeStandard(lines: Array("QU\r\nJD\n".utf8)) == Array("ABC".utf8))  // line breaks skipped
+        #expect(Base64URL.decodeStandard(lines: Array("QUI".utf8)) == nil)  // unpadded
+        #expect(Base64URL.decodeStandard(lines: Array("P-_A".utf8)) == nil)  // the URL alphabet
+        #expect(Base64URL.decodeStandard(lines: Array("QQ===".utf8)) == nil)  // three pads
         // Non-minimal INTEGER, trailing bytes.
         #expect(PublicKeyDER.rsaNumbers(spki: [0x30, 0x03, 0x02, 0x01, 0x01, 0x00]) == nil)
     }

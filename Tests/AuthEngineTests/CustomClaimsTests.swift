@@ -1,3 +1,4 @@
+import JSONValue
 import Testing
 @testable import AuthEngine
 

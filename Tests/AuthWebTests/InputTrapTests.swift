@@ -1,5 +1,6 @@
 import AuthEngine
 import HTTP
+import JSONValue
 import Testing
 
 /// Inputs that used to end the process. Each request must get an answer in the contract's

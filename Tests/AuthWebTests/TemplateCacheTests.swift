@@ -1,5 +1,6 @@
 import Foundation
 @testable import AuthWeb
+import JSONValue
 import Testing
 
 /// Pre-rendered fragments and lazily parsed templates (`Templates`, `PhonePage.countryOptions`).

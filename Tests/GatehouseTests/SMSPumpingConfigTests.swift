@@ -1,6 +1,7 @@
 import AuthEngine
 import Foundation
 @testable import gatehouse
+import JSONValue
 import Testing
 
 @Suite("Configuration: SMS pumping protection")

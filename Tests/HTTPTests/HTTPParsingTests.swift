@@ -1,6 +1,7 @@
 import HTTP
 import JSONValue
 import Testing
+import TextCoding
 
 @Suite("Query, form and cookie parsing")
 struct ParsingTests {
@@ -30,8 +31,8 @@ struct ParsingTests {
     @Test("percent-encoding round-trips through decoding")
     func encode() {
         let s = "https://a.example/p?q=1&r=é ü"
-        #expect(FormDecoding.percentDecode(FormDecoding.percentEncode(s)) == s)
-        #expect(!FormDecoding.percentEncode(s).contains("&"))
+        #expect(PercentEncoding.decode(PercentEncoding.encode(s)) == s)
+        #expect(!PercentEncoding.encode(s).contains("&"))
     }
 
     @Test("the Cookie header parses name=value pairs; the first occurrence wins; quotes are stripped")
@@ -132,18 +133,5 @@ struct RouterTests {
         if case let .found(h, params) = r.match(method: "HEAD", path: "/b/9") { #expect(h == 3 && params["id"] == "9") } else { Issue.record("HEAD") }
         if case let .methodNotAllowed(allowed) = r.match(method: "DELETE", path: "/a") { #expect(Set(allowed) == ["GET", "POST"]) } else { Issue.record("405") }
         if case .notFound = r.match(method: "GET", path: "/c") {} else { Issue.record("404") }
-    }
-}
-
-@Suite("Error envelope")
-struct EnvelopeTests {
-    @Test("the envelope has code, message, errors[0] and the optional status, in that order")
-    func envelope() {
-        let r = ErrorEnvelope.response(code: 400, message: "INVALID_CODE")
-        #expect(r.status == 400)
-        #expect(String(decoding: r.body, as: UTF8.self) ==
-                #"{"error":{"code":400,"message":"INVALID_CODE","errors":[{"message":"INVALID_CODE","domain":"global","reason":"invalid"}]}}"#)
-        let s = ErrorEnvelope.json(code: 404, message: "Not Found", reason: "notFound", status: "NOT_FOUND")
-        #expect(s["error"]?["status"]?.stringValue == "NOT_FOUND")
     }
 }

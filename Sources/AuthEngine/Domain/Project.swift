@@ -1,3 +1,4 @@
+import AuthCrypto
 /// A registered iOS app: bundle id, team id and the custom URL schemes it may be called back on.
 public struct IOSApp: Sendable, Equatable {
     public var bundleID: String
@@ -121,7 +122,7 @@ public struct ProjectSettings: Sendable, Equatable {
         guard !apiKey.isEmpty else { return false }
         if devMode && apiKeys.isEmpty { return true }
         var ok = false
-        for k in apiKeys where constantTimeEquals(k, apiKey) { ok = true }
+        for k in apiKeys where Digest.constantTimeEqual(k, apiKey) { ok = true }
         return ok
     }
 
@@ -140,11 +141,4 @@ public struct ProjectSettings: Sendable, Equatable {
 
     public func iosApp(bundleID: String) -> IOSApp? { iosApps.first { $0.bundleID == bundleID } }
     public func androidApp(packageName: String) -> AndroidApp? { androidApps.first { $0.packageName == packageName } }
-}
-
-func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8), y = Array(b.utf8)
-    var diff = UInt8(x.count == y.count ? 0 : 1)
-    for i in 0..<max(x.count, y.count) { diff |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0) }
-    return diff == 0
 }

@@ -1,5 +1,6 @@
 import AuthEngine
 import HTTP
+import JSONValue
 
 /// Account management for the Admin SDKs and signed-in users (firebase-wire.md §2.7–§2.9,
 /// §2.12, §2.13, §2.18). Admin calls are authenticated by the route guards.

@@ -1,5 +1,6 @@
 import AuthEngine
 import HTTP
+import JSONValue
 
 /// `GET /__/auth/challenge` (a proof-of-work challenge in ALTCHA's v1 format), `POST
 /// /__/auth/challenge` (a solution, or an external widget's response → single-use app token, and

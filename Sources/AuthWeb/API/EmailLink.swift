@@ -1,5 +1,6 @@
 import AuthEngine
 import HTTP
+import JSONValue
 
 /// Email-link wire endpoints (firebase-wire.md §2.3–§2.5, §2.7 `oobCode`, §2.16, §2.18).
 enum EmailLinkAPI {

@@ -1,6 +1,7 @@
 import AuthCrypto
 import AuthEngine
 import HTTP
+import JSONValue
 
 /// Public signing keys: JWKS (RFC 7517), OpenID discovery, and the Google-shaped x509 / JWK
 /// endpoints of firebase-wire.md §3.5, all with `Cache-Control: public, max-age=3600`.

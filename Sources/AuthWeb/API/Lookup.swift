@@ -1,5 +1,6 @@
 import AuthEngine
 import HTTP
+import JSONValue
 
 /// `accounts:lookup` (legacy `getAccountInfo`), firebase-wire.md §2.6. Unprivileged callers pass
 /// `idToken` and get exactly one user; admins look up by `localId[]`, `email[]`, `phoneNumber[]`,

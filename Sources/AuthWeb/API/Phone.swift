@@ -1,5 +1,6 @@
 import AuthEngine
 import HTTP
+import JSONValue
 
 /// Phone sign-in wire endpoints: `accounts:sendVerificationCode` (firebase-wire.md §2.1),
 /// `accounts:signInWithPhoneNumber` (§2.2) and the emulator's `verificationCodes` (§2.18).

@@ -1,5 +1,6 @@
 import AuthEngine
 import HTTP
+import JSONValue
 
 /// Secure Token refresh (firebase-wire.md §2.10) and session cookies (§2.11).
 enum TokenAPI {

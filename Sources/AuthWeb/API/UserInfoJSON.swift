@@ -1,5 +1,6 @@
 import AuthEngine
 import HTTP
+import JSONValue
 #if canImport(Glibc)
 import Glibc
 #endif

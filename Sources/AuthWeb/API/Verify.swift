@@ -1,5 +1,6 @@
 import AuthEngine
 import HTTP
+import TextCoding
 
 /// `GET /__/auth/verify`, the target of nginx `auth_request` (gatehouse.md "Tokens, sessions,
 /// nginx"; `nginx/protect.conf`). Reads the session cookie and answers:
@@ -37,6 +38,6 @@ enum VerifyAPI {
     static func signInURL(_ ctx: Context, continueURL: String?) -> String {
         let base = ctx.origin + "/__/auth/signin"
         guard let back = ContinueURL.safe(continueURL, project: ctx.project) else { return base }
-        return base + "?continueUrl=" + FormDecoding.percentEncode(back)
+        return base + "?continueUrl=" + PercentEncoding.encode(back)
     }
 }

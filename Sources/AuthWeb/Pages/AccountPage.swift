@@ -1,5 +1,7 @@
 import AuthEngine
 import HTTP
+import JSONValue
+import TextCoding
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,7 +18,7 @@ enum AccountPage {
         let back = ContinueURL.safe(ctx.request.query("continueUrl"), project: ctx.project)
         var values: [String: TemplateValue] = [
             "signedOut": .bool(ctx.request.query("signedOut") == "1"),
-            "signInHref": .string("/__/auth/signin?continueUrl=" + FormDecoding.percentEncode(ctx.origin + "/__/auth/account")),
+            "signInHref": .string("/__/auth/signin?continueUrl=" + PercentEncoding.encode(ctx.origin + "/__/auth/account")),
         ]
         let check = try ctx.sessions.authorize(cookie: ctx.sessionCookieValue, project: ctx.project.id, cache: SessionProcess.cache)
         if let id = check.identity {

@@ -1,5 +1,6 @@
 import AuthEngine
 import HTTP
+import TextCoding
 
 /// The email action handler `/__/auth/action` (firebase-wire.md §4.1, §4.2) and the app-link
 /// wrapper `/__/auth/links`. GET and HEAD never consume a code (mail scanners prefetch links):
@@ -137,7 +138,7 @@ extension EmailPages {
                 !names.contains(String(pair.split(separator: "=", maxSplits: 1).first ?? ""))
             }
         }
-        query += params.map { $0.0 + "=" + EmailLinkURLs.encode($0.1) }
+        query += params.map { $0.0 + "=" + PercentEncoding.encode($0.1) }
         return path + "?" + query.joined(separator: "&") + fragment
     }
 }

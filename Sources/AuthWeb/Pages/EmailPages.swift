@@ -1,6 +1,7 @@
 import AuthCrypto
 import AuthEngine
 import HTTP
+import TextCoding
 
 /// The hosted email sign-in page (gatehouse.md "Email-link sign-in and the action handler"):
 /// `GET /__/auth/email?continueUrl=…` asks for an address; `POST` sends a link bound to this
@@ -86,8 +87,8 @@ enum EmailPages {
 
     /// `/__/auth/email?hl=…[&continueUrl=…]`: where "request a new link" and "use another address" go.
     static func requestPageURL(_ ctx: Context, continueURL: String?) -> String {
-        var url = "/__/auth/email?hl=" + EmailLinkURLs.encode(ctx.locale)
-        if let c = continueURL, EmailLinkURLs.isAllowedContinueURL(c, project: ctx.project) { url += "&continueUrl=" + EmailLinkURLs.encode(c) }
+        var url = "/__/auth/email?hl=" + PercentEncoding.encode(ctx.locale)
+        if let c = continueURL, EmailLinkURLs.isAllowedContinueURL(c, project: ctx.project) { url += "&continueUrl=" + PercentEncoding.encode(c) }
         return url
     }
 

@@ -1,5 +1,6 @@
 import AuthEngine
 import HTTP
+import TextCoding
 
 /// The hosted phone sign-in page (`GET|POST /__/auth/phone`, `POST /__/auth/phone/verify`) and the
 /// sign-in chooser (`GET /__/auth/signin`): firebase-wire.md §4, gatehouse.md "Phone sign-in".
@@ -88,7 +89,7 @@ enum PhonePage {
 
     static func continueQuery(_ continueURL: String?) -> String {
         guard let c = continueURL, !c.isEmpty else { return "" }
-        return "?" + FormDecoding.encode([("continueUrl", c)])
+        return "?" + PercentEncoding.query([("continueUrl", c)])
     }
 
     static func strings(_ ctx: Context) -> [String: String] { ctx.app.templates.locales.strings(for: ctx.locale) }

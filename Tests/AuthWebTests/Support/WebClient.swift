@@ -2,6 +2,7 @@ import AuthEngine
 import AuthStore
 @testable import AuthWeb
 import HTTP
+import JSONValue
 import TestSupport
 
 /// Drives `WebApp.handle` in process: the real route table, guards and handlers over a real

@@ -1,3 +1,6 @@
+import HTTP
+import JSONValue
+
 /// The Identity Toolkit error envelope (firebase-wire.md §1.5):
 /// `{"error":{"code":N,"message":M,"errors":[{"message":M,"domain":"global","reason":R}],"status"?:S}}`.
 public enum ErrorEnvelope {
