@@ -163,7 +163,8 @@ enum ParserTargets {
     static let jsonMembers = FuzzTarget(name: "json-members") { data in
         var names: [String] = []
         var values: [Range<Int>] = []
-        let scanned = JSONMembers.scan(data, maxBytes: 16 * 1024, maxDepth: 16) { name, value in
+        let limits = JSONLimits(maxBytes: 16 * 1024, maxDepth: 16)
+        let scanned = JSONMembers.scan(data, limits: limits) { name, value in
             names.append(String(decoding: UnsafeBufferPointer(rebasing: data[name]), as: UTF8.self))
             values.append(value)
         }
@@ -175,7 +176,8 @@ enum ParserTargets {
             _ = JSONMembers.equals(data, v, "exp")
         }
         guard scanned == true else { return }
-        let parsed = try? JSONParser(maxBytes: 16 * 1024, maxDepth: 64).parse(data.array)
+        // The same limits: the scan must never accept what the parser refuses at them.
+        let parsed = try? JSONParser(limits).parse(data.array)
         guard case let .object(members)? = parsed else {
             expect(false, "JSONMembers accepted what JSONParser refuses: \(data.string)")
             return

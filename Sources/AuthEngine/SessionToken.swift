@@ -1,4 +1,5 @@
 import AuthCrypto
+import JSONValue
 
 /// The claims of a valid session cookie that a session check uses.
 struct SessionClaims: Sendable, Equatable {
@@ -40,7 +41,7 @@ extension Sessions {
         let verified = JWS.verifiedRS256(cookie) { header -> RSAPublicKey? in
             header.withUnsafeBufferPointer { h -> RSAPublicKey? in
                 var alg: Range<Int>?, kid: Range<Int>?
-                let scanned = JSONMembers.scan(h, maxBytes: 4096, maxDepth: 4) { name, value in
+                let scanned = JSONMembers.scan(h, limits: TokenService.headerLimits) { name, value in
                     if JSONMembers.equals(h, name, "alg") { alg = value } else if JSONMembers.equals(h, name, "kid") { kid = value }
                 }
                 guard scanned == true else { undecided = true; return nil }
@@ -61,7 +62,7 @@ extension Sessions {
         var iss: Range<Int>?, aud: Range<Int>?, sub: Range<Int>?, iat: Range<Int>?, exp: Range<Int>?
         var authTime: Range<Int>?, firebase: Range<Int>?, sid: Range<Int>?
         // The last of repeated members counts, as in `JSON`'s subscript.
-        let scanned = JSONMembers.scan(p, maxBytes: 16 * 1024, maxDepth: 16) { name, value in
+        let scanned = JSONMembers.scan(p, limits: TokenService.claimsLimits) { name, value in
             switch name.count {
             case 3:
                 if JSONMembers.equals(p, name, "iss") { iss = value } else if JSONMembers.equals(p, name, "aud") { aud = value }
@@ -95,7 +96,7 @@ extension Sessions {
         if let firebase, p[firebase.lowerBound] == UInt8(ascii: "{") {
             let inner = UnsafeBufferPointer(rebasing: p[firebase])
             var sip: Range<Int>?
-            guard JSONMembers.scan(inner, maxBytes: .max, maxDepth: 16, { name, value in
+            guard JSONMembers.scan(inner, limits: TokenService.claimsLimits, { name, value in
                 if JSONMembers.equals(inner, name, "sign_in_provider") { sip = value }
             }) == true else { return .undecided }
             if let sip, JSONMembers.isString(inner, sip) {

@@ -101,16 +101,21 @@ public struct TokenService: Sendable {
     /// 1000 or format as dates stays far from overflow.
     static let plausibleTimes: ClosedRange<Int64> = 0...100_000_000_000
 
+    /// What a token's header and claims may be, for the parser and for the session cookie's
+    /// member scan alike (`SessionToken.swift`).
+    static let headerLimits = JSONLimits(maxBytes: 4096, maxDepth: 4)
+    static let claimsLimits = JSONLimits(maxBytes: 16 * 1024, maxDepth: 16)
+
     /// Verifies signature (published key by `kid`, RS256 only), issuer, audience, `exp`, `iat`.
     /// Any failure → `INVALID_ID_TOKEN` (revocation is the caller's check: it needs the account).
     public func verify(_ token: String, kind: Kind, project: String, store: SigningKeyStore, leeway: Int64 = 0) throws -> VerifiedToken {
         let invalid = AuthError(.invalidIDToken)
         guard let parts = JWS.parse(token),
-              let header = try? JSONParser(maxBytes: 4096, maxDepth: 4).parse(parts.header),
+              let header = try? JSONParser(TokenService.headerLimits).parse(parts.header),
               header["alg"]?.stringValue == "RS256", let kid = header["kid"]?.stringValue,
               let key = try keyRing.key(kid: kid, store: store),
               key.publicKey.verifyRS256(signature: parts.signature, data: parts.signingInput),
-              let claims = try? JSONParser(maxBytes: 16 * 1024, maxDepth: 16).parse(parts.payload) else { throw invalid }
+              let claims = try? JSONParser(TokenService.claimsLimits).parse(parts.payload) else { throw invalid }
         let now = clock.nowSeconds
         guard claims["iss"]?.stringValue == kind.issuer(project: project), claims["aud"]?.stringValue == project,
               let sub = claims["sub"]?.stringValue, !sub.isEmpty, sub.utf8.count <= 128,

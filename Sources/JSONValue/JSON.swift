@@ -91,53 +91,54 @@ public struct JSONParser {
         self.maxDepth = maxDepth
     }
 
+    public init(_ limits: JSONLimits) { self.init(maxBytes: limits.maxBytes, maxDepth: limits.maxDepth) }
+
     public func parse(_ bytes: [UInt8]) throws(JSONError) -> JSON {
         guard bytes.count <= maxBytes else { throw .tooLarge(limit: maxBytes) }
-        var cursor = Cursor(bytes: bytes, maxDepth: maxDepth)
-        cursor.skipSpace()
-        let value = try cursor.value(depth: 0)
-        cursor.skipSpace()
-        guard cursor.atEnd else { throw .syntax(offset: cursor.pos, reason: "Unexpected trailing data") }
-        return value
+        let result: Result<JSON, JSONError> = bytes.withUnsafeBufferPointer { b in
+            var cursor = Cursor(b: b, maxDepth: maxDepth)
+            do throws(JSONError) {
+                cursor.pos = JSONGrammar.skipSpace(b, from: 0)
+                let value = try cursor.value(depth: 0)
+                cursor.pos = JSONGrammar.skipSpace(b, from: cursor.pos)
+                guard cursor.pos >= b.count else { throw .syntax(offset: cursor.pos, reason: "Unexpected trailing data") }
+                return .success(value)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     public func parse(_ text: String) throws(JSONError) -> JSON { try parse(Array(text.utf8)) }
 
     private struct Cursor {
-        let bytes: [UInt8]
+        let b: UnsafeBufferPointer<UInt8>
         let maxDepth: Int
         var pos = 0
-        init(bytes: [UInt8], maxDepth: Int) { self.bytes = bytes; self.maxDepth = maxDepth }
+        init(b: UnsafeBufferPointer<UInt8>, maxDepth: Int) { self.b = b; self.maxDepth = maxDepth }
 
-        var atEnd: Bool { pos >= bytes.count }
         func fail(_ reason: String) -> JSONError { .syntax(offset: pos, reason: reason) }
+        var byte: UInt8? { pos < b.count ? b[pos] : nil }
 
-        mutating func skipSpace() {
-            while pos < bytes.count {
-                switch bytes[pos] {
-                case 0x20, 0x09, 0x0A, 0x0D: pos += 1
-                default: return
-                }
-            }
-        }
+        mutating func skipSpace() { pos = JSONGrammar.skipSpace(b, from: pos) }
 
-        mutating func expect(_ literal: String) throws(JSONError) {
-            for b in literal.utf8 {
-                guard pos < bytes.count, bytes[pos] == b else { throw fail("Invalid literal") }
-                pos += 1
-            }
+        mutating func literal(_ word: StaticString, _ value: JSON) throws(JSONError) -> JSON {
+            guard JSONGrammar.literal(b, at: pos, word) else { throw fail("Invalid literal") }
+            pos += word.utf8CodeUnitCount
+            return value
         }
 
         mutating func value(depth: Int) throws(JSONError) -> JSON {
             guard depth <= maxDepth else { throw .tooDeep(limit: maxDepth) }
-            guard pos < bytes.count else { throw fail("Unexpected end of input") }
-            switch bytes[pos] {
+            guard let c = byte else { throw fail("Unexpected end of input") }
+            switch c {
             case UInt8(ascii: "{"): return try object(depth: depth + 1)
             case UInt8(ascii: "["): return try array(depth: depth + 1)
-            case UInt8(ascii: "\""): return .string(try string())
-            case UInt8(ascii: "t"): try expect("true"); return .bool(true)
-            case UInt8(ascii: "f"): try expect("false"); return .bool(false)
-            case UInt8(ascii: "n"): try expect("null"); return .null
+            case JSONGrammar.quote: return .string(try string())
+            case UInt8(ascii: "t"): return try literal("true", .bool(true))
+            case UInt8(ascii: "f"): return try literal("false", .bool(false))
+            case UInt8(ascii: "n"): return try literal("null", .null)
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
             default: throw fail("Unexpected character")
             }
@@ -148,20 +149,20 @@ public struct JSONParser {
             pos += 1
             var pairs: [(String, JSON)] = []
             skipSpace()
-            if pos < bytes.count, bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(pairs) }
+            if byte == UInt8(ascii: "}") { pos += 1; return .object(pairs) }
             while true {
                 skipSpace()
-                guard pos < bytes.count, bytes[pos] == UInt8(ascii: "\"") else { throw fail("Expected a string key") }
+                guard byte == JSONGrammar.quote else { throw fail("Expected a string key") }
                 let key = try string()
                 skipSpace()
-                guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else { throw fail("Expected ':'") }
+                guard byte == UInt8(ascii: ":") else { throw fail("Expected ':'") }
                 pos += 1
                 skipSpace()
                 pairs.append((key, try value(depth: depth)))
                 skipSpace()
-                guard pos < bytes.count else { throw fail("Unexpected end of input") }
-                if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
-                if bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(pairs) }
+                guard let c = byte else { throw fail("Unexpected end of input") }
+                if c == UInt8(ascii: ",") { pos += 1; continue }
+                if c == UInt8(ascii: "}") { pos += 1; return .object(pairs) }
                 throw fail("Expected ',' or '}'")
             }
         }
@@ -171,101 +172,68 @@ public struct JSONParser {
             pos += 1
             var items: [JSON] = []
             skipSpace()
-            if pos < bytes.count, bytes[pos] == UInt8(ascii: "]") { pos += 1; return .array(items) }
+            if byte == UInt8(ascii: "]") { pos += 1; return .array(items) }
             while true {
                 skipSpace()
                 items.append(try value(depth: depth))
                 skipSpace()
-                guard pos < bytes.count else { throw fail("Unexpected end of input") }
-                if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
-                if bytes[pos] == UInt8(ascii: "]") { pos += 1; return .array(items) }
+                guard let c = byte else { throw fail("Unexpected end of input") }
+                if c == UInt8(ascii: ",") { pos += 1; continue }
+                if c == UInt8(ascii: "]") { pos += 1; return .array(items) }
                 throw fail("Expected ',' or ']'")
             }
         }
 
+        /// A `\u` escape's four digits at `pos`, which it passes.
         mutating func hex4() throws(JSONError) -> UInt32 {
-            guard pos + 4 <= bytes.count else { throw fail("Truncated \\u escape") }
-            var v: UInt32 = 0
-            for _ in 0..<4 {
-                let c = bytes[pos]
-                let d: UInt32
-                switch c {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): d = UInt32(c - UInt8(ascii: "0"))
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): d = UInt32(c - UInt8(ascii: "a") + 10)
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): d = UInt32(c - UInt8(ascii: "A") + 10)
-                default: throw fail("Invalid \\u escape")
-                }
-                v = v << 4 | d
-                pos += 1
-            }
+            guard pos + 4 <= b.count else { throw fail("Truncated \\u escape") }
+            guard let v = JSONGrammar.hex4(b, at: pos) else { throw fail("Invalid \\u escape") }
+            pos += 4
             return v
         }
 
         mutating func string() throws(JSONError) -> String {
             pos += 1
             var out: [UInt8] = []
+            var sawNonASCII = false
             while true {
-                guard pos < bytes.count else { throw fail("Unterminated string") }
-                let c = bytes[pos]
-                if c == UInt8(ascii: "\"") { pos += 1; break }
+                let run = pos
+                pos = JSONGrammar.skipStringRun(b, from: pos, sawNonASCII: &sawNonASCII)
+                if pos > run { out.append(contentsOf: UnsafeBufferPointer(rebasing: b[run..<pos])) }
+                guard let c = byte else { throw fail("Unterminated string") }
+                if c == JSONGrammar.quote { pos += 1; break }
                 if c < 0x20 { throw fail("Control character in string") }
-                if c != UInt8(ascii: "\\") { out.append(c); pos += 1; continue }
                 pos += 1
-                guard pos < bytes.count else { throw fail("Unterminated escape") }
-                let e = bytes[pos]
+                guard let e = byte else { throw fail("Unterminated escape") }
                 pos += 1
-                switch e {
-                case UInt8(ascii: "\""): out.append(0x22)
-                case UInt8(ascii: "\\"): out.append(0x5C)
-                case UInt8(ascii: "/"): out.append(0x2F)
-                case UInt8(ascii: "b"): out.append(0x08)
-                case UInt8(ascii: "f"): out.append(0x0C)
-                case UInt8(ascii: "n"): out.append(0x0A)
-                case UInt8(ascii: "r"): out.append(0x0D)
-                case UInt8(ascii: "t"): out.append(0x09)
-                case UInt8(ascii: "u"):
-                    var scalar = try hex4()
-                    if (0xD800...0xDBFF).contains(scalar) {
-                        guard pos + 6 <= bytes.count, bytes[pos] == UInt8(ascii: "\\"), bytes[pos + 1] == UInt8(ascii: "u") else {
-                            throw fail("Lone surrogate")
-                        }
-                        pos += 2
-                        let low = try hex4()
-                        guard (0xDC00...0xDFFF).contains(low) else { throw fail("Invalid surrogate pair") }
-                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    } else if (0xDC00...0xDFFF).contains(scalar) {
+                if let plain = JSONGrammar.simpleEscape(e) { out.append(plain); continue }
+                guard e == UInt8(ascii: "u") else { throw fail("Invalid escape") }
+                var scalar = try hex4()
+                if JSONGrammar.isHighSurrogate(scalar) {
+                    guard pos + 6 <= b.count, b[pos] == JSONGrammar.backslash, b[pos + 1] == UInt8(ascii: "u") else {
                         throw fail("Lone surrogate")
                     }
-                    guard let u = Unicode.Scalar(scalar) else { throw fail("Invalid code point") }
-                    out.append(contentsOf: Array(String(Character(u)).utf8))
-                default: throw fail("Invalid escape")
+                    pos += 2
+                    let low = try hex4()
+                    guard JSONGrammar.isLowSurrogate(low) else { throw fail("Invalid surrogate pair") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if JSONGrammar.isLowSurrogate(scalar) {
+                    throw fail("Lone surrogate")
                 }
+                guard let u = Unicode.Scalar(scalar) else { throw fail("Invalid code point") }
+                UTF8.encode(u) { out.append($0) }
             }
+            // Escapes are encoded here, so only bytes taken from the text can be invalid UTF-8.
+            if !sawNonASCII { return String(decoding: out, as: UTF8.self) }
             guard let s = String(validating: out, as: UTF8.self) else { throw fail("Invalid UTF-8 in string") }
             return s
         }
 
         mutating func number() throws(JSONError) -> JSON {
             let start = pos
-            if bytes[pos] == UInt8(ascii: "-") { pos += 1 }
-            func digits(_ c: inout Cursor) -> Int {
-                let s = c.pos
-                while c.pos < c.bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c.bytes[c.pos]) { c.pos += 1 }
-                return c.pos - s
-            }
-            guard pos < bytes.count else { throw fail("Invalid number") }
-            if bytes[pos] == UInt8(ascii: "0") { pos += 1 } else if digits(&self) == 0 { throw fail("Invalid number") }
-            if pos < bytes.count, bytes[pos] == UInt8(ascii: ".") {
-                pos += 1
-                guard digits(&self) > 0 else { throw fail("Invalid number") }
-            }
-            if pos < bytes.count, bytes[pos] == UInt8(ascii: "e") || bytes[pos] == UInt8(ascii: "E") {
-                pos += 1
-                if pos < bytes.count, bytes[pos] == UInt8(ascii: "+") || bytes[pos] == UInt8(ascii: "-") { pos += 1 }
-                guard digits(&self) > 0 else { throw fail("Invalid number") }
-            }
-            let text = String(decoding: bytes[start..<pos], as: UTF8.self)
-            guard let d = Double(text), d.isFinite else { throw fail("Number out of range") }
+            guard let (end, _) = JSONGrammar.numberEnd(b, from: pos) else { throw fail("Invalid number") }
+            pos = end
+            guard let d = JSONGrammar.finiteValue(b, start..<end) else { throw fail("Number out of range") }
             return .number(d)
         }
     }

@@ -1,4 +1,3 @@
-import AuthCrypto
 import JSONValue
 import Testing
 
@@ -10,7 +9,7 @@ struct JSONMembersTests {
         let bytes = Array(text.utf8)
         return bytes.withUnsafeBufferPointer { b in
             var out: [(String, String)] = []
-            let ok = JSONMembers.scan(b, maxBytes: 4096, maxDepth: maxDepth) { n, v in
+            let ok = JSONMembers.scan(b, limits: JSONLimits(maxBytes: 4096, maxDepth: maxDepth)) { n, v in
                 out.append((String(decoding: b[n], as: UTF8.self), String(decoding: b[v], as: UTF8.self)))
             }
             return ok == true ? out : nil
@@ -39,10 +38,26 @@ struct JSONMembersTests {
     @Test("refuses invalid UTF-8 and nesting beyond the limit")
     func limits() {
         let bad: [UInt8] = Array(#"{"a":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8)
-        let ok = bad.withUnsafeBufferPointer { JSONMembers.scan($0, maxBytes: 100, maxDepth: 4) { _, _ in } }
+        let ok = bad.withUnsafeBufferPointer { JSONMembers.scan($0, limits: JSONLimits(maxBytes: 100, maxDepth: 4)) { _, _ in } }
         #expect(ok == nil)
-        #expect(members(#"{"a":{"b":{"c":1}}}"#, maxDepth: 3) == nil)
-        #expect(members(#"{"a":{"b":{"c":1}}}"#, maxDepth: 4) != nil)
+        #expect(members(#"{"a":{"b":{"c":1}}}"#, maxDepth: 2) == nil)
+        #expect(members(#"{"a":{"b":{"c":1}}}"#, maxDepth: 3) != nil)
+        #expect(members(#"{"a":[[]]}"#, maxDepth: 2) == nil)
+    }
+
+    @Test("the scan and the parser apply the same limits: a text within them is read by both, past them by neither")
+    func sameLimitsAsParser() {
+        let texts = [#"{"a":{"b":{"c":1}}}"#, #"{"a":[[[]]]}"#, #"{"a":1}"#, #"{}"#, #"{"a":[{"b":[1]}]}"#]
+        for text in texts {
+            for depth in 1...5 {
+                for maxBytes in [text.utf8.count - 1, text.utf8.count] {
+                    let limits = JSONLimits(maxBytes: maxBytes, maxDepth: depth)
+                    let scanned = Array(text.utf8).withUnsafeBufferPointer { JSONMembers.scan($0, limits: limits) { _, _ in } }
+                    let parsed = (try? JSONParser(limits).parse(text)) != nil
+                    #expect((scanned == true) == parsed, "\(text) at \(limits)")
+                }
+            }
+        }
     }
 
     @Test("plain strings and integers only; escapes and fractions are left to the parser")
@@ -50,7 +65,7 @@ struct JSONMembersTests {
         let text = Array(#"{"s":"RS256","e":"a\"b","i":1700000000,"f":1.5,"x":1e3,"n":-42,"q":"7"}"#.utf8)
         text.withUnsafeBufferPointer { b in
             var v: [String: Range<Int>] = [:]
-            _ = JSONMembers.scan(b, maxBytes: 4096, maxDepth: 4) { n, r in v[String(decoding: b[n], as: UTF8.self)] = r }
+            _ = JSONMembers.scan(b, limits: JSONLimits(maxBytes: 4096, maxDepth: 4)) { n, r in v[String(decoding: b[n], as: UTF8.self)] = r }
             #expect(JSONMembers.plainString(b, v["s"]!) == "RS256")
             #expect(JSONMembers.plainString(b, v["e"]!) == nil && JSONMembers.isString(b, v["e"]!))
             #expect(JSONMembers.plainInteger(b, v["i"]!) == 1_700_000_000)
