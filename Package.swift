@@ -33,7 +33,7 @@ func staticLibrary(_ name: String) -> [LinkerSetting] {
 
 let package = Package(
     name: "gatehouse",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "gatehouse", targets: ["gatehouse"]),
     ],

@@ -24,7 +24,7 @@ public final class KeyRing: @unchecked Sendable {
 
     /// The lazily parsed private key of one `Key`, shared by its copies.
     fileprivate final class PrivateHalf: @unchecked Sendable {
-        private let lock = NSLockLike()
+        private let lock = Lock()
         private var parsed: RSAPrivateKey?
 
         init(_ key: RSAPrivateKey? = nil) { parsed = key }
@@ -47,7 +47,7 @@ public final class KeyRing: @unchecked Sendable {
     /// Re-reads the store on an unknown `kid` at most this often (an attacker cannot force reads).
     public static let unknownKidReloadInterval: Millis = 1_000
 
-    private let lock = NSLockLike()
+    private let lock = Lock()
     private var cached: (at: Millis, keys: [Key])?
     private var lastForcedReload: Millis?
     /// Bumped whenever the published kid list changes; tags `derivedCache`.

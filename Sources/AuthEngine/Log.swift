@@ -11,7 +11,7 @@ public enum Log {
     }
 
     nonisolated(unsafe) public static var level: Level = .info
-    private static let lock = NSLockLike()
+    private static let lock = Lock()
 
     public static func write(_ level: Level, _ message: @autoclosure () -> String, requestID: String? = nil) {
         guard level >= Log.level else { return }

@@ -133,7 +133,7 @@ struct PhoneKeys {
 
 /// The `PhoneKeys` of recently seen phone secrets, shared by every thread (behind a lock).
 final class PhoneKeyCache: @unchecked Sendable {
-    private let lock = NSLockLike()
+    private let lock = Lock()
     private var entries: [(secret: [UInt8], keys: PhoneKeys)] = []
 
     func keys(for secret: [UInt8]) -> PhoneKeys {

@@ -14,7 +14,7 @@ public final class SessionCache: @unchecked Sendable {
     public static let defaultTTL: Millis = 2_000
     public let ttl: Millis
     public let maxEntries: Int
-    private let lock = NSLockLike()
+    private let lock = Lock()
     private var entries: [[UInt8]: (at: Millis, state: State)] = [:]
 
     public init(ttl: Millis = SessionCache.defaultTTL, maxEntries: Int = 10_000) {

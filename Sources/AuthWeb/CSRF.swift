@@ -11,43 +11,24 @@ enum CSRF {
     static let cookieAttributes = "; Path=/; Secure; HttpOnly; SameSite=Strict"
 
     /// The HMAC key, shared by every instance on the database (`secrets`, inserted once, never
-    /// changed); kept per app for `keyLifetime`, prepared for HMAC (`HMACKey`), so a page neither
-    /// reads SQLite for it nor sets the key up each time.
+    /// changed); kept by the app (`WebApp.csrfKey`) for `keyLifetime`, prepared for HMAC
+    /// (`HMACKey`), so a page neither reads SQLite for it nor sets the key up each time.
     static func key(_ ctx: Context) throws -> HMACKey {
         let now = ctx.now
-        if let k = KeyCache.lookup(ctx.app, now: now) { return k }
+        let kept = ctx.app.csrfKey.withLock { entry -> HMACKey? in
+            guard let entry, now < entry.until, now >= entry.until - keyLifetime else { return nil }
+            return entry.key
+        }
+        if let kept { return kept }
         let bytes = try ctx.store.secret(named: "csrf")
             ?? ctx.store.insertSecretIfAbsent(named: "csrf", value: ctx.app.random.bytes(32), at: now)
         let k = HMACKey(bytes)
-        KeyCache.store(k, for: ctx.app, now: now)
+        ctx.app.csrfKey.withLock { $0 = (k, now + keyLifetime) }
         return k
     }
 
     /// Re-read at least this often (as the key ring re-reads signing keys).
     static let keyLifetime: Millis = 5_000
-
-    /// The key read last, per app (held weakly: a new app never sees another's key).
-    private enum KeyCache {
-        private static let lock = NSLockLike()
-        nonisolated(unsafe) private static var entries: [ObjectIdentifier: (app: Weak, key: HMACKey, until: Millis)] = [:]
-
-        /// A weak reference to the app an entry belongs to.
-        final class Weak { weak var app: WebApp?; init(_ a: WebApp) { app = a } }
-
-        static func lookup(_ app: WebApp, now: Millis) -> HMACKey? {
-            lock.withLock {
-                guard let e = entries[ObjectIdentifier(app)], e.app.app === app, now < e.until, now >= e.until - keyLifetime else { return nil }
-                return e.key
-            }
-        }
-
-        static func store(_ key: HMACKey, for app: WebApp, now: Millis) {
-            lock.withLock {
-                entries = entries.filter { $0.value.app.app != nil }
-                entries[ObjectIdentifier(app)] = (Weak(app), key, now + keyLifetime)
-            }
-        }
-    }
 
     /// base64url(HMAC-SHA-256(key, purpose "|" cookie)).
     static func tokenFor(cookie: String, purpose: String, key: HMACKey) -> String {

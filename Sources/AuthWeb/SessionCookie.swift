@@ -16,18 +16,18 @@ enum SessionCookie {
     static func set(for account: Account, provider: String, ctx: Context, response: inout Response) throws {
         let policy = ctx.project.session
         if let previous = ctx.sessionCookieValue {
-            _ = try? ctx.sessions.signOut(cookie: previous, project: ctx.project.id, cache: SessionProcess.cache)
+            _ = try? ctx.sessions.signOut(cookie: previous, project: ctx.project.id, cache: ctx.app.sessionCache)
         }
         let jwt = try ctx.sessions.startHostedSession(account: account, provider: provider, lifetime: policy.cookieLifetimeSeconds,
                                                       idleTimeout: policy.idleTimeoutSeconds)
         response.addCookie(cookie(jwt, project: ctx.project, maxAge: Int(policy.cookieLifetimeSeconds)))
-        SessionProcess.purgeIfDue(ctx)
+        SessionPurge.runIfDue(ctx)
     }
 
     /// Revokes the request's session (if any) and deletes the cookie.
     static func clear(ctx: Context, response: inout Response) {
         if let current = ctx.sessionCookieValue {
-            do { try ctx.sessions.signOut(cookie: current, project: ctx.project.id, cache: SessionProcess.cache) } catch {
+            do { try ctx.sessions.signOut(cookie: current, project: ctx.project.id, cache: ctx.app.sessionCache) } catch {
                 Log.warning("sign-out: could not revoke the session: \(error)", requestID: ctx.request.logID)
             }
         }

@@ -9,7 +9,7 @@ import AuthEngine
 /// therefore reserved: they always mean the locale's strings and the language.
 public final class Templates: @unchecked Sendable {
     public let directory: String
-    private let localesLock = NSLockLike()
+    private let localesLock = Lock()
     private var loadedLocales: Locales?
     /// Template name (`pages/phone`) → its file (`<directory>/templates/pages/phone.mustache`),
     /// listed on first use (a request that renders nothing never lists them).
@@ -25,9 +25,9 @@ public final class Templates: @unchecked Sendable {
             return files
         }
     }
-    private let filesLock = NSLockLike()
+    private let filesLock = Lock()
     private var listed: [String: String]?
-    private let lock = NSLockLike()
+    private let lock = Lock()
     /// Parsed, linked, and per `name`/`lang` specialised templates (with a size to reserve).
     private var parsed: [String: [MustacheNode]] = [:]
     private var linked: [String: [MustacheNode]] = [:]

@@ -1,20 +1,16 @@
 import AuthEngine
 import HTTP
 
-/// Per-process state of the session feature: the `/__/auth/verify` lookup cache and the
-/// clock of the occasional purge of expired sessions.
-enum SessionProcess {
-    static let cache = SessionCache()
-    private static let lock = NSLockLike()
-    nonisolated(unsafe) private static var lastPurge: Millis = 0
-    static let purgeInterval: Millis = 3600 * 1000
+/// The occasional purge of expired sessions, timed by the app (`WebApp.lastSessionPurge`).
+enum SessionPurge {
+    static let interval: Millis = 3600 * 1000
 
-    /// Deletes expired sessions and old refresh-token records at most once an hour per process.
-    static func purgeIfDue(_ ctx: Context) {
+    /// Deletes expired sessions and old refresh-token records at most once an hour per app.
+    static func runIfDue(_ ctx: Context) {
         let now = ctx.now
-        let due: Bool = lock.withLock {
-            guard now - lastPurge >= purgeInterval || now < lastPurge else { return false }
-            lastPurge = now
+        let due: Bool = ctx.app.lastSessionPurge.withLock { last in
+            guard now - last >= interval || now < last else { return false }
+            last = now
             return true
         }
         guard due else { return }
@@ -27,9 +23,9 @@ enum SessionProcess {
 extension Context {
     var sessions: Sessions { Sessions(store: store, tokens: app.tokens, random: app.random) }
     var refreshTokens: RefreshTokens { RefreshTokens(store: store, tokens: app.tokens, random: app.random) }
-    var accountAdmin: AccountAdmin { AccountAdmin(store: store, clock: app.clock, random: app.random, cache: SessionProcess.cache) }
+    var accountAdmin: AccountAdmin { AccountAdmin(store: store, clock: app.clock, random: app.random, cache: app.sessionCache) }
     var accountProfile: AccountProfile {
-        AccountProfile(store: store, tokens: app.tokens, random: app.random, cache: SessionProcess.cache)
+        AccountProfile(store: store, tokens: app.tokens, random: app.random, cache: app.sessionCache)
     }
     /// The session cookie of the request's project, if sent.
     var sessionCookieValue: String? { request.cookie(project.session.cookieName) }

@@ -17,7 +17,7 @@ enum VerifyAPI {
             guard let p = ctx.app.settings.project(id: id) else { throw AuthError(.projectNotFound) }
             ctx.project = p
         }
-        let check = try ctx.sessions.authorize(cookie: ctx.sessionCookieValue, project: ctx.project.id, cache: SessionProcess.cache)
+        let check = try ctx.sessions.authorize(cookie: ctx.sessionCookieValue, project: ctx.project.id, cache: ctx.app.sessionCache)
         guard let identity = check.identity else {
             if case let .signedOut(reason) = check, reason != .missing {
                 Log.debug("verify: refused (\(reason.rawValue))", requestID: ctx.request.logID)

@@ -20,7 +20,7 @@ enum AccountPage {
             "signedOut": .bool(ctx.request.query("signedOut") == "1"),
             "signInHref": .string("/__/auth/signin?continueUrl=" + PercentEncoding.encode(ctx.origin + "/__/auth/account")),
         ]
-        let check = try ctx.sessions.authorize(cookie: ctx.sessionCookieValue, project: ctx.project.id, cache: SessionProcess.cache)
+        let check = try ctx.sessions.authorize(cookie: ctx.sessionCookieValue, project: ctx.project.id, cache: ctx.app.sessionCache)
         if let id = check.identity {
             let a = id.account
             let idle = id.idleTimeoutSeconds

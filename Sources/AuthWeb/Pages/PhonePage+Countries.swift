@@ -1,4 +1,5 @@
 import AuthEngine
+import Synchronization
 
 /// The country list of the hosted phone page (`GET /__/auth/phone`, `pages/phone`): the regions
 /// the project offers (`PhonePage+Regions.swift`), named in the page language, rendered to
@@ -22,8 +23,7 @@ extension PhonePage {
     /// At most this many (language, region set) renderings are kept; both come from the
     /// locales and the configuration, so this is not reached in practice.
     static let optionsCacheLimit = 64
-    private static let cacheLock = NSLockLike()
-    nonisolated(unsafe) private static var cache: [String: CountryOptions] = [:]
+    private static let cache = Mutex<[String: CountryOptions]>([:])
     private static let selectedAttribute = Array(" selected".utf8)[...]
 
     /// The `<option>` elements for `lang` and every region, `selected` (a region code)
@@ -46,11 +46,11 @@ extension PhonePage {
     }
 
     /// How many renderings are kept (for the tests).
-    static var optionsCacheCount: Int { cacheLock.withLock { cache.count } }
+    static var optionsCacheCount: Int { cache.withLock { $0.count } }
 
     static func countryOptions(lang: String, offered: OfferedRegions, directory: String) -> CountryOptions {
         let key = offered.key + "|" + lang
-        if let hit = cacheLock.withLock({ cache[key] }) { return hit }
+        if let hit = cache.withLock({ $0[key] }) { return hit }
         var html: [UInt8] = []
         var offsets: [String: Int] = [:]
         var first: String?
@@ -65,7 +65,7 @@ extension PhonePage {
             html += "</option>\n".utf8
         }
         let built = CountryOptions(html: html, selectAt: offsets, first: first)
-        return cacheLock.withLock {
+        return cache.withLock { cache in
             if let raced = cache[key] { return raced }
             if cache.count < optionsCacheLimit { cache[key] = built }
             return built
@@ -92,23 +92,23 @@ extension PhonePage {
         (tabbed(directory + "/regions/" + lang + ".txt") ?? tabbed(directory + "/regions/en.txt") ?? []).map { ($0.0, $0.1) }
     }
 
-    nonisolated(unsafe) private static var codeTables: [String: [(code: String, callingCode: Int)]] = [:]
+    private static let codeTables = Mutex<[String: [(code: String, callingCode: Int)]]>([:])
 
     /// Every region libphonenumber knows with its calling code, by region code: from
     /// `<directory>/regions/calling-codes.txt` (written by `scripts/region-codes.sh` from the same
     /// library, checked against it by the tests), so listing countries does not load the
     /// library's metadata; from libphonenumber itself when the file is missing. Kept per process.
     static func callingCodes(directory: String) -> [(code: String, callingCode: Int)] {
-        if let hit = cacheLock.withLock({ codeTables[directory] }) { return hit }
+        if let hit = codeTables.withLock({ $0[directory] }) { return hit }
         var table = (tabbed(directory + "/regions/calling-codes.txt") ?? []).compactMap { row in
             Int(row.1).flatMap { $0 > 0 ? (code: row.0, callingCode: $0) : nil }
         }
         if table.isEmpty {
             table = PhoneNumber.supportedRegions.compactMap { code in PhoneNumber.countryCode(forRegion: code).map { (code, $0) } }
         }
-        return cacheLock.withLock {
-            if let raced = codeTables[directory] { return raced }
-            codeTables[directory] = table
+        return codeTables.withLock { tables in
+            if let raced = tables[directory] { return raced }
+            tables[directory] = table
             return table
         }
     }

@@ -1,4 +1,5 @@
 import AuthEngine
+import Synchronization
 
 /// Which regions the hosted phone page's country list offers for a project: the regions the
 /// project can text (`sms_regions`, `PhonePolicy.allowedRegions`) plus a region for each of its
@@ -27,25 +28,25 @@ extension PhonePage {
     /// At most this many (settings → regions) entries are kept: they come from the configuration
     /// only, so this is never reached in practice; past it the set is computed per request.
     static let offeredCacheLimit = 32
-    private static let offeredLock = NSLockLike()
-    nonisolated(unsafe) private static var offeredCache: [OfferedEntry] = []
+    /// Derived from the configuration and resource files only, so shared by every app.
+    private static let offeredCache = Mutex<[OfferedEntry]>([])
 
     /// How many settings entries are kept (for the tests).
-    static var offeredCacheCount: Int { offeredLock.withLock { offeredCache.count } }
+    static var offeredCacheCount: Int { offeredCache.withLock { $0.count } }
 
     /// The regions the page offers for `project` (kept per project settings).
     static func offeredRegions(_ project: ProjectSettings, directory: String) -> OfferedRegions {
         guard let allowed = project.phone.allowedRegions else { return .every }
         let tests = project.testPhoneNumbers
-        let hit = offeredLock.withLock { () -> OfferedRegions? in
-            for e in offeredCache where e.allowed == allowed && e.tests == tests && e.directory == directory { return e.offered }
+        let hit = offeredCache.withLock { cache -> OfferedRegions? in
+            for e in cache where e.allowed == allowed && e.tests == tests && e.directory == directory { return e.offered }
             return nil
         }
         if let hit { return hit }
         let built = offeredRegions(allowed: allowed, testNumbers: Array(tests.keys), directory: directory)
-        offeredLock.withLock {
-            if offeredCache.count < offeredCacheLimit {
-                offeredCache.append(OfferedEntry(allowed: allowed, tests: tests, directory: directory, offered: built))
+        offeredCache.withLock { cache in
+            if cache.count < offeredCacheLimit {
+                cache.append(OfferedEntry(allowed: allowed, tests: tests, directory: directory, offered: built))
             }
         }
         return built
@@ -83,13 +84,13 @@ extension PhonePage {
         return nil
     }
 
-    nonisolated(unsafe) private static var mainTables: [String: [Int: String]] = [:]
+    private static let mainTables = Mutex<[String: [Int: String]]>([:])
 
     /// The main region of each calling code several regions share (1 → US, 44 → GB), as
     /// libphonenumber names it: `<directory>/regions/main-regions.txt`, written with
     /// `calling-codes.txt` by `scripts/region-codes.sh`. Kept per process.
     static func mainRegions(directory: String) -> [Int: String] {
-        if let hit = offeredLock.withLock({ mainTables[directory] }) { return hit }
+        if let hit = mainTables.withLock({ $0[directory] }) { return hit }
         var table: [Int: String] = [:]
         if let bytes = ResourceFiles.read(directory + "/regions/main-regions.txt") {
             for line in bytes.split(separator: UInt8(ascii: "\n")) where line.first != UInt8(ascii: "#") {
@@ -99,7 +100,7 @@ extension PhonePage {
                 }
             }
         }
-        offeredLock.withLock { mainTables[directory] = table }
+        mainTables.withLock { $0[directory] = table }
         return table
     }
 }

@@ -1,5 +1,6 @@
 import AuthEngine
 import HTTP
+import Synchronization
 
 /// The two steps of the hosted phone page as template values (`pages/phone`, `pages/phone_code`).
 extension PhonePage {
@@ -77,16 +78,15 @@ extension PhonePage {
         return response
     }
 
-    nonisolated(unsafe) private static var knownRegionSets: [String: Set<String>] = [:]
-    private static let knownLock = NSLockLike()
+    private static let knownRegionSets = Mutex<[String: Set<String>]>([:])
 
     /// `code` upper-cased when it names a region the number parser knows (two letters with a
     /// calling code; `callingCodes`, read once).
     static func knownRegion(_ code: String, directory: String) -> String? {
         let c = code.uppercased()
-        let known = knownLock.withLock { knownRegionSets[directory] } ?? {
+        let known = knownRegionSets.withLock { $0[directory] } ?? {
             let set = Set(callingCodes(directory: directory).map(\.code).filter { $0.count == 2 })
-            knownLock.withLock { knownRegionSets[directory] = set }
+            knownRegionSets.withLock { $0[directory] = set }
             return set
         }()
         return known.contains(c) ? c : nil

@@ -36,7 +36,7 @@ public struct Locales: Sendable {
     private final class Store: @unchecked Sendable {
         let directory: String
         let languages: Set<String>
-        private let lock = NSLockLike()
+        private let lock = Lock()
         private var own: [String: (table: TemplateValue, flat: [String: String])] = [:]
         private var filled: [String: (table: TemplateValue, flat: [String: String])] = [:]
 
