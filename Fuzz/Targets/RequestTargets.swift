@@ -29,7 +29,7 @@ enum RequestTargets {
                 let templates = try Templates(directory: dir)
                 let settings = WebSettings(projects: [fuzzProject, ProjectSettings.devDefault()], devMode: true,
                                            adminToken: "fuzz-admin", version: "fuzz")
-                app = WebApp(settings: settings, clock: FixedClock(), random: SeededRandom(), templates: templates)
+                app = WebApp(settings: settings, services: AuthServices(clock: FixedClock(), random: SeededRandom()), templates: templates)
                 store = try SQLiteStore(path: ":memory:")
                 try app.keyRing.ensureKey(store: store, random: app.random)
             } catch {

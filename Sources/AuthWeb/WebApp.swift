@@ -35,10 +35,11 @@ public struct WebSettings: Sendable {
 /// Shared, immutable-after-start state of the web layer; one per process, used by every worker.
 public final class WebApp: @unchecked Sendable {
     public let settings: WebSettings
-    public let clock: Clock
-    public let random: RandomSource
-    public let keyRing: KeyRing
-    public let tokens: TokenService
+    public let services: AuthServices
+    public var clock: Clock { services.clock }
+    public var random: RandomSource { services.random }
+    public var keyRing: KeyRing { services.keyRing }
+    public var tokens: TokenService { services.tokens }
     public let templates: Templates
     let routes: Router<Route>
     /// The CSRF key read last and until when it is used without reading it again (`CSRF.key`).
@@ -47,17 +48,17 @@ public final class WebApp: @unchecked Sendable {
     let sessionCache = SessionCache()
     let lastSessionPurge = Mutex<Millis>(0)
     /// Called after a flow commits an outbox message (wakes the delivery worker).
-    public var outboxNotifier: @Sendable () -> Void = {}
-    /// Transport to external app verifiers' `siteverify` (set at start-up; fails closed if unset).
-    public var externalVerifier: ExternalVerifying = UnavailableExternalVerifier()
+    let outboxNotifier: @Sendable () -> Void
+    /// Transport to external app verifiers' `siteverify` (fails closed when none is given).
+    let externalVerifier: ExternalVerifying
 
-    public init(settings: WebSettings, clock: Clock = SystemClock(), random: RandomSource = SystemRandom(), templates: Templates) {
+    public init(settings: WebSettings, services: AuthServices, templates: Templates, outboxNotifier: @escaping @Sendable () -> Void = {},
+                externalVerifier: ExternalVerifying = UnavailableExternalVerifier()) {
         self.settings = settings
-        self.clock = clock
-        self.random = random
-        self.keyRing = KeyRing(clock: clock)
-        self.tokens = TokenService(keyRing: keyRing, clock: clock)
+        self.services = services
         self.templates = templates
+        self.outboxNotifier = outboxNotifier
+        self.externalVerifier = externalVerifier
         self.routes = RouteTable.build()
     }
 

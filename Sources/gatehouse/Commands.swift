@@ -13,7 +13,7 @@ enum Keys {
         init(_ p: ParsedArguments) { common = CommonOptions(p) }
         func run() throws {
             let runtime = try Runtime(config: try common.load())
-            let rec = try runtime.app.keyRing.rotate(store: try runtime.openStore(), random: runtime.app.random)
+            let rec = try runtime.services.keyRing.rotate(store: try runtime.openStore(), random: runtime.services.random)
             print("new signing key \(rec.kid)")
         }
     }
@@ -93,7 +93,7 @@ enum Tokens {
                 account = a
             }
             guard let account else { throw UsageError("no user \(uid) in project \(pid)") }
-            print(try runtime.app.tokens.mintIDToken(for: account, provider: "custom", store: store))
+            print(try runtime.services.tokens.mintIDToken(for: account, provider: "custom", store: store))
         }
     }
 }

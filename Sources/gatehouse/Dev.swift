@@ -32,7 +32,7 @@ struct Dev: Command {
         Signals.blockTermination()
         // The templates and the database are checked here, once, so that a broken setup stops
         // `dev` with its message instead of a restart loop.
-        _ = try Runtime(config: config)
+        _ = try Runtime(config: config).webApp()
         let socket = dataDir + "/gatehouse.sock"
         var supervisor = ResponderSupervisor(config: config, socket: socket)
         try supervisor.start()
@@ -284,9 +284,11 @@ struct ResponderSupervisor {
     static func runResponder(_ config: Config, socket: String) -> Never {
         do {
             let runtime = try Runtime(config: config)
-            let outbox = try runtime.startOutbox()
+            let outbox = try runtime.makeOutbox()
+            let app = try runtime.webApp(outbox: outbox)
+            outbox.start()
             // nginx's workers must reach the socket; it is bound to this data folder on loopback only.
-            let server = try startServer(runtime, socketOverride: socket, socketMode: 0o666)
+            let server = try startServer(runtime, app: app, socketOverride: socket, socketMode: 0o666)
             Signals.wait()
             outbox.requestStop()
             server.stop()

@@ -6,31 +6,40 @@ import Delivery
 import Glibc
 #endif
 
-/// Wiring: config → store, key ring, templates, web app. Shared by every command.
+/// The composition root: configuration → the store, the engine's services (`AuthServices`),
+/// and, for the commands that serve, the outbox worker and the web app. Every command starts here.
 struct Runtime {
     static let version = "0.1.0"
 
     let config: Config
-    let app: WebApp
-    /// `validateTemplates`: parse every template now so a broken one fails at start (all but CGI
-    /// mode, where each request is a new process and parses only what it renders). `store`: the
-    /// connection to check the signing key on (CGI serves on it); else one opened for that.
+    let services: AuthServices
+
+    /// Migrates the database and makes sure a signing key exists before anything uses them.
+    /// `store`: the connection to do that on (CGI serves on it); else one opened for that.
     /// `deleteExpiredKeys`: also delete signing keys whose publication ended (a write
     /// transaction); CGI leaves that to the next rotation or start of any other command.
-    init(config: Config, validateTemplates: Bool = true, store: SQLiteStore? = nil, deleteExpiredKeys: Bool = true) throws {
+    init(config: Config, store: SQLiteStore? = nil, deleteExpiredKeys: Bool = true) throws {
         self.config = config
         Log.level = config.logLevel
         try Runtime.makeDirectories(config.dataDir)
+        services = AuthServices()
+        let keyStore = try store ?? Runtime.openMigrated(config.databasePath)
+        try services.keyRing.ensureKey(store: deleteExpiredKeys ? keyStore : SigningKeysOnly(store: keyStore), random: services.random)
+    }
+
+    /// The web app over these services. `validateTemplates`: parse every template now so a broken
+    /// one fails at start (all but CGI mode, where each request is a new process and parses only
+    /// what it renders). `outbox`: the worker a committed message wakes (none in CGI mode).
+    func webApp(validateTemplates: Bool = true, outbox: OutboxWorker? = nil) throws -> WebApp {
         let templates = try Templates(directory: try Runtime.resourcesDirectory(config))
         if validateTemplates { try templates.validateAll() }
         var settings = WebSettings(projects: config.projects, devMode: config.mode == .dev, publicOrigin: config.publicOrigin,
                                    adminToken: config.adminToken, version: Runtime.version)
         settings.maxBodyBytes = config.maxBodyBytes
-        app = WebApp(settings: settings, templates: templates)
-        app.externalVerifier = SiteVerifier()
-        // Migrate and make sure a signing key exists before any worker starts.
-        let keyStore = try store ?? Runtime.openMigrated(config.databasePath)
-        try app.keyRing.ensureKey(store: deleteExpiredKeys ? keyStore : SigningKeysOnly(store: keyStore), random: app.random)
+        var notify: @Sendable () -> Void = {}
+        if let outbox { notify = { outbox.wake() } }
+        return WebApp(settings: settings, services: services, templates: templates, outboxNotifier: notify,
+                      externalVerifier: SiteVerifier())
     }
 
     /// Opens the database and applies the migrations it lacks. A current schema is recognised
@@ -59,15 +68,14 @@ struct Runtime {
 
     func openStore() throws -> SQLiteStore { try SQLiteStore(path: config.databasePath) }
 
-    /// Starts the outbox delivery worker (one per process; leases make several instances safe).
-    func startOutbox() throws -> OutboxWorker {
+    /// The outbox delivery worker, not yet started (one per process; leases make several
+    /// instances safe).
+    func makeOutbox() throws -> OutboxWorker {
         let senders: [OutboxMessage.Channel: MessageSender] = [.sms: try SMSProviders.make(config.sms), .email: try EmailTransports.make(config.email)]
         let path = config.databasePath
         let worker = OutboxWorker(makeStore: { try SQLiteStore(path: path) }, senders: senders, housekeeping: { [retention = config.retention] in
             try Runtime.housekeeping(path: path, retention: retention)
         })
-        app.outboxNotifier = { [worker] in worker.wake() }
-        worker.start()
         return worker
     }
 

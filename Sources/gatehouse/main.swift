@@ -94,8 +94,10 @@ struct Serve: Command {
         }
         Signals.blockTermination()
         let runtime = try Runtime(config: config)
-        let outbox = try runtime.startOutbox()
-        let server = try startServer(runtime)
+        let outbox = try runtime.makeOutbox()
+        let app = try runtime.webApp(outbox: outbox)
+        outbox.start()
+        let server = try startServer(runtime, app: app)
         let sig = Signals.wait()
         Log.info("signal \(sig): stopping; finishing in-flight requests and the message being sent")
         // The outbox finishes its message in hand while the requests drain (both bounded, see
@@ -117,9 +119,9 @@ func serveCGI(_ config: Config) throws {
     let store = try SQLiteStore(path: config.databasePath, migrate: false)
     try store.db.sharedRead {
         try Runtime.migrateIfBehind(store)
-        let runtime = try Runtime(config: config, validateTemplates: false, store: store, deleteExpiredKeys: false)
-        CGIResponder.serveOne(maxBodyBytes: runtime.app.settings.maxBodyBytes, tooLarge: WebApp.payloadTooLarge(limit:),
-                              handler: runtime.app.handler(store: store), log: { Log.error($0) })
+        let app = try Runtime(config: config, store: store, deleteExpiredKeys: false).webApp(validateTemplates: false)
+        CGIResponder.serveOne(maxBodyBytes: app.settings.maxBodyBytes, tooLarge: WebApp.payloadTooLarge(limit:),
+                              handler: app.handler(store: store), log: { Log.error($0) })
     }
 }
 
@@ -166,14 +168,14 @@ func cgiOptions(_ args: [String]) -> [String: String]? {
 }
 
 /// Opens the socket and starts workers (one store connection each, opened on first use).
-func startServer(_ runtime: Runtime, socketOverride: String? = nil, socketMode: mode_t? = nil) throws -> FastCGIServer {
+func startServer(_ runtime: Runtime, app: WebApp, socketOverride: String? = nil, socketMode: mode_t? = nil) throws -> FastCGIServer {
     let c = runtime.config
     let address: ListenAddress
     if let s = socketOverride ?? c.socket { address = .unix(path: s, mode: socketMode ?? c.socketMode) }
     else if let l = c.listen { address = .tcp(l) }
     else if !CGIResponder.stdinIsNotASocket { address = .inherited }
     else { throw UsageError("nowhere to listen: set listen.socket or listen.tcp (or start under spawn-fcgi / systemd socket activation)") }
-    let server = FastCGIServer(options: .init(address: address, workers: c.workers, maxBodyBytes: runtime.app.settings.maxBodyBytes,
+    let server = FastCGIServer(options: .init(address: address, workers: c.workers, maxBodyBytes: app.settings.maxBodyBytes,
                                               tooLarge: WebApp.payloadTooLarge(limit:)), log: { Log.error($0) })
     try server.open()
     try server.start { _ in
@@ -183,7 +185,7 @@ func startServer(_ runtime: Runtime, socketOverride: String? = nil, socketMode: 
         var handler: ((Request) -> Response)?
         return { request in
             if let handler { return handler(request) }
-            let opened = runtime.app.handler(store: try runtime.openStore())
+            let opened = app.handler(store: try runtime.openStore())
             handler = opened
             return opened(request)
         }

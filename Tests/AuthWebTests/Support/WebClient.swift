@@ -20,7 +20,8 @@ final class WebClient {
         store = try SQLiteStore(path: ":memory:")
         let settings = WebSettings(projects: projects ?? [WebClient.productionProject()], devMode: devMode,
                                    publicOrigin: publicOrigin, adminToken: adminToken, version: "test")
-        app = WebApp(settings: settings, clock: clock, random: SeededRandom(), templates: try Templates(directory: Templates.bundledDirectory ?? ""))
+        app = WebApp(settings: settings, services: AuthServices(clock: clock, random: SeededRandom()),
+                     templates: try Templates(directory: Templates.bundledDirectory ?? ""))
         try app.keyRing.ensureKey(store: store, random: app.random)
     }
 
