@@ -1,4 +1,4 @@
-/// Storage ports. `AuthStore` implements them over SQLite; `InMemoryStore` for engine tests.
+/// Storage ports. `AuthStore` implements them over SQLite (engine tests use it on an in-memory database).
 /// Each flow keeps its writes inside one `transaction`, with explicit conditions
 /// ("consume if still unused"), so nothing depends on a single writer.
 public protocol Transactional {
