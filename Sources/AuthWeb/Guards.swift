@@ -16,13 +16,13 @@ public struct Guards: OptionSet, Sendable {
     public static let apiKeyOrAdmin = Guards(rawValue: 1 << 2)
     /// A JSON body (or form body) normalised per firebase-wire.md §1.3.
     public static let json = Guards(rawValue: 1 << 3)
-    /// Only in dev mode (emulator helpers); 404 otherwise.
+    /// Only in dev mode (emulator helpers); otherwise the 404 of an unknown path.
     public static let devOnly = Guards(rawValue: 1 << 4)
     /// The `{project}` path parameter must name a served project.
     public static let pathProject = Guards(rawValue: 1 << 5)
 
     func check(_ ctx: inout Context) throws {
-        if contains(.devOnly), !ctx.app.settings.devMode { throw AuthError(.notFound, nil) }
+        if contains(.devOnly), !ctx.app.settings.devMode { throw WireFailure.notFound }
         if contains(.pathProject) {
             guard let id = ctx.params["project"], let p = ctx.app.settings.project(id: id) else {
                 throw AuthError(.projectNotFound)
@@ -106,9 +106,13 @@ enum WireFailure: Error {
     case unauthenticated
     case invalidJSON(String)
     case payloadTooLarge(limit: Int)
+    /// What the router answers for a path it does not know (§1.5 "Not Found").
+    case notFound
 
     var response: Response {
         switch self {
+        case .notFound:
+            return ErrorEnvelope.response(code: 404, message: "Not Found", reason: "notFound", status: "NOT_FOUND")
         case .missingAPIKey:
             return ErrorEnvelope.response(code: 403, message: "The request is missing a valid API key.", reason: "forbidden", status: "PERMISSION_DENIED")
         case .invalidAPIKey:

@@ -71,7 +71,7 @@ public final class WebApp: @unchecked Sendable {
         var response: Response
         switch routes.match(method: request.method, path: request.path) {
         case .notFound:
-            response = ErrorEnvelope.response(code: 404, message: "Not Found", reason: "notFound", status: "NOT_FOUND")
+            response = WireFailure.notFound.response
         case let .methodNotAllowed(allowed):
             response = ErrorEnvelope.response(code: 405, message: "Method \(request.method) not allowed; use \(Set(allowed).sorted().joined(separator: ", "))",
                                               reason: "methodNotAllowed", status: "INVALID_ARGUMENT",

@@ -33,17 +33,17 @@ extension MustacheParser {
 
     /// Whether the tag just read stands alone on its line (only blanks after it up to a line break
     /// or the end, and nothing but blanks before it); if so the rest of the line is consumed.
+    /// Only `\n` and `\r\n` end a line, as in `readText`.
     mutating func standalone(_ newLine: Bool) -> Bool {
         guard newLine else { return false }
-        if pos >= bytes.count { return true }
         var i = pos
         while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 { i += 1 }
-        guard i < bytes.count else { return false }
-        switch bytes[i] {
-        case 0x0A, 0x0B, 0x0C: pos = i + 1
-        case 0x0D: pos = i + (i + 1 < bytes.count && bytes[i + 1] == 0x0A ? 2 : 1)
-        default: return false
+        if i == bytes.count {
+            pos = i
+            return true
         }
+        guard let n = lineBreak(at: i) else { return false }
+        pos = i + n
         return true
     }
 

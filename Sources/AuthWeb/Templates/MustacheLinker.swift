@@ -31,7 +31,9 @@ enum MustacheLinker {
                                     body: try link(body, inherited: inherited, indent: indent, depth: depth, template: template)))
             case let .partial(name, own):
                 guard let body = try template(name) else { continue }
-                try inline(body, inherited: inherited, indent: indent + (own ?? []))
+                // A standalone partial's indentation starts its first line; an empty one has none.
+                let first: [MustacheNode] = own.map { !$0.isEmpty && !body.isEmpty ? [.text($0)] : [] } ?? []
+                try inline(first + body, inherited: inherited, indent: indent + (own ?? []))
             case let .parent(name, own, blocks):
                 guard let body = try template(name) else { continue }
                 try inline(body, inherited: inherited.merging(blocks) { outer, _ in outer }, indent: indent + own)

@@ -4,7 +4,8 @@ indirect enum MustacheNode: Sendable {
     case text([UInt8])
     case variable(MustachePath, escaped: Bool)
     case section(MustachePath, inverted: Bool, body: [MustacheNode])
-    /// `{{> name}}`; `indent` is the whitespace before a standalone partial tag.
+    /// `{{> name}}`; `indent` is the whitespace before a standalone partial tag (not otherwise
+    /// in the template: the linker writes it before the partial's first line).
     case partial(String, indent: [UInt8]?)
     /// `{{< name}}…{{/name}}` with the blocks it overrides.
     case parent(String, indent: [UInt8], blocks: [String: [MustacheNode]])
@@ -39,8 +40,9 @@ struct MustacheSyntaxError: Error, CustomStringConvertible {
 /// `{{{a}}}` and `{{&a}}` (raw), sections `{{#a}}` and inverted sections `{{^a}}`, comments
 /// `{{! }}`, partials `{{> a}}`, parents `{{< a}}` with blocks `{{$ a}}`. Set-delimiter tags,
 /// dynamic names, transforms and lambdas are refused. Whitespace follows the Mustache spec's
-/// standalone-line rules exactly as the swift-mustache parser applied them before (a standalone
-/// tag's line, indentation included, disappears; a standalone partial indents its lines).
+/// standalone-line rules (a standalone tag's line, indentation and `\n` or `\r\n` included,
+/// disappears, also on a template's first and last lines; a standalone partial indents its
+/// lines); MustacheSpecTests checks each rule.
 struct MustacheParser {
     let bytes: [UInt8]
     var pos = 0
@@ -106,7 +108,11 @@ struct MustacheParser {
                 ws = []
                 state.newLine = false
             }
-            guard pos < bytes.count else { break }
+            guard pos < bytes.count else {
+                // Blanks that end the template are text like any other.
+                if !ws.isEmpty { nodes.append(.text(ws)) }
+                break
+            }
             var setNewLine = false
             let sigil = bytes[pos]
             switch sigil {
@@ -142,11 +148,13 @@ struct MustacheParser {
             case UInt8(ascii: ">"):
                 pos += 1
                 let name = try readPartialName()
-                if !ws.isEmpty { nodes.append(.text(ws)) }
                 if standalone(state.newLine) {
+                    // The indentation opens the partial's first line (`MustacheLinker`), so that
+                    // a partial with nothing in it leaves no line behind.
                     setNewLine = true
                     nodes.append(.partial(name, indent: ws))
                 } else {
+                    if !ws.isEmpty { nodes.append(.text(ws)) }
                     nodes.append(.partial(name, indent: nil))
                 }
                 ws = []

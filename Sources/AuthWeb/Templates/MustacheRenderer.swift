@@ -45,7 +45,7 @@ enum MustacheRenderer {
         for node in nodes {
             let before = out.count
             render(node, stack: &stack, indent: indent, into: &out)
-            if out.count > before, before > start, out[before - 1] == 0x0A, !(before - 2 >= start && out[before - 2] == 0x0D) {
+            if out.count > before, before > start, out[before - 1] == 0x0A {
                 out.insert(contentsOf: indent, at: before)
             }
         }
