@@ -60,57 +60,6 @@ struct ParsingTests {
     }
 }
 
-@Suite("JSON with limits")
-struct JSONTests {
-    let parser = JSONParser(maxBytes: 1024, maxDepth: 4)
-
-    @Test("objects keep key order and values round-trip")
-    func roundTrip() throws {
-        let text = #"{"b":1,"a":[true,false,null],"c":"x\"y\u00e9\ud83d\ude00","d":-1.5e3}"#
-        let v = try parser.parse(text)
-        #expect(v["b"]?.int64Value == 1)
-        #expect(v["c"]?.stringValue == "x\"yé😀")
-        #expect(v["d"]?.doubleValue == -1500)
-        #expect(v.objectValue?.map(\.0) == ["b", "a", "c", "d"])
-        #expect(try parser.parse(v.serialized()) == v)
-    }
-
-    @Test("a body over the size limit is refused before parsing")
-    func size() {
-        #expect(throws: JSONError.tooLarge(limit: 1024)) { try parser.parse(Array(repeating: UInt8(ascii: " "), count: 1025)) }
-    }
-
-    @Test("nesting deeper than the limit is refused")
-    func depth() {
-        #expect(throws: JSONError.tooDeep(limit: 4)) { try parser.parse("[[[[[[1]]]]]]") }
-        #expect(throws: JSONError.tooDeep(limit: 4)) { try parser.parse(#"{"a":{"b":{"c":{"d":{"e":1}}}}}"#) }
-    }
-
-    @Test("malformed JSON is a syntax error, never a crash", arguments: [
-        "", "{", "{\"a\":}", "[1,]", "{'a':1}", "tru", "\"unterminated", "{\"a\":1}x", "01", "1.", "\"\\ud800\"", "\"\u{01}\"", "[1 2]", "nul",
-    ])
-    func malformed(_ text: String) {
-        #expect(throws: JSONError.self) { try parser.parse(text) }
-    }
-
-    @Test("invalid UTF-8 inside a string is refused")
-    func invalidUTF8() {
-        #expect(throws: JSONError.self) { try parser.parse([0x22, 0xFF, 0xFE, 0x22]) }
-    }
-
-    @Test("strings serialise with HTML-sensitive characters escaped")
-    func escaping() {
-        #expect(JSON.string("<script>&\n").serialized() == #""\u003cscript\u003e\u0026\n""#)
-        #expect(JSON.number(3600).serialized() == "3600")
-    }
-
-    @Test("int64 fields accept numbers and numeric strings")
-    func int64() throws {
-        #expect(JSON.string("1767225600").int64Value == 1_767_225_600)
-        #expect(JSON.number(12.5).int64Value == nil)
-    }
-}
-
 @Suite("Router")
 struct RouterTests {
     @Test("patterns capture path segments, including segments with a :verb suffix")
