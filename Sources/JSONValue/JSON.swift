@@ -285,7 +285,14 @@ extension JSON {
         case .null: out.append(contentsOf: "null".utf8)
         case let .bool(b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case let .number(n):
-            if n.rounded() == n, abs(n) < 1e15 { JSON.writeInteger(Int64(n), to: &out) } else { out.append(contentsOf: "\(n)".utf8) }
+            if n.rounded() == n, abs(n) < 1e15 {
+                JSON.writeInteger(Int64(n), to: &out)
+            } else if n.isFinite {
+                out.append(contentsOf: "\(n)".utf8)
+            } else {
+                // JSON has no NaN or infinity; "nan" or "inf" would make the whole text unparsable.
+                out.append(contentsOf: "null".utf8)
+            }
         case let .string(s): JSON.writeString(s, to: &out)
         case let .array(items):
             out.append(UInt8(ascii: "["))

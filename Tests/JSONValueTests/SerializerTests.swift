@@ -58,6 +58,14 @@ struct SerializerTests {
         #expect(JSON.number(value).serialized() == text)
     }
 
+    @Test("numbers that JSON cannot spell (NaN, ±infinity) serialize as null, never as invalid JSON", arguments: [
+        Double.nan, .infinity, -.infinity,
+    ])
+    func nonFinite(value: Double) {
+        #expect(JSON.number(value).serialized() == "null")
+        #expect(parsed(JSON.array([.number(value)]).serialized()) == .array([.null]))
+    }
+
     @Test("object members keep their order, duplicates included")
     func keyOrder() {
         let v = JSON.object([("z", .number(1)), ("a", .number(2)), ("m", .array([.null, .bool(false)]))])
