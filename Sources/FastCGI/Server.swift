@@ -213,8 +213,9 @@ public final class FastCGIServer: @unchecked Sendable {
 
     static func readBody(params: CGIParams, max: Int, read: (UnsafeMutablePointer<CChar>, Int32) -> Int32) -> Result<[UInt8], BodyFailure> {
         let raw = params[.contentLength] ?? ""
-        // Digits too many for an Int are a body far too large, not an empty one.
-        if Int(raw) == nil, !raw.isEmpty, raw.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return .failure(.tooLarge) }
+        // CONTENT_LENGTH is empty or decimal digits (RFC 3875 §4.1.2). Anything else is refused
+        // rather than read as no body, and digits too many for an Int are a body far too large.
+        if !raw.isEmpty, Int(raw) == nil || !raw.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return .failure(.tooLarge) }
         let declared = Int(raw) ?? 0
         if declared > max { return .failure(.tooLarge) }
         guard declared > 0 else { return .success([]) }

@@ -44,6 +44,14 @@ struct BodyTests {
         #expect(r.result == .failure(.tooLarge) && r.reads == 0)
     }
 
+    @Test("a CONTENT_LENGTH that is not a decimal number is refused as too large, not read as no body", arguments: [
+        "abc", "-5", "+5", " 5", "5 ", "1.5", "0x10", "5,5", "١٢",
+    ])
+    func unparsableLength(length: String) {
+        let r = read(length, available: [1, 2, 3, 4, 5])
+        #expect(r.result == .failure(.tooLarge) && r.reads == 0, "\(length)")
+    }
+
     @Test("a body that arrives in pieces is joined")
     func pieces() {
         let bytes = [UInt8](1...10)

@@ -141,6 +141,14 @@ struct RecordStreamTests {
         #expect(answer.text.contains("PAYLOAD_TOO_LARGE : Request body larger than 64 bytes"))
     }
 
+    @Test("a CONTENT_LENGTH that is not a number is answered 413 without calling the handler")
+    func unparsableLength() throws {
+        let s = serve(Stream.begin() + Stream.params([("REQUEST_METHOD", "POST"), ("CONTENT_LENGTH", "12abc"), ("DOCUMENT_URI", "/p")])
+                      + Stream.stdin(Array("hello".utf8)))
+        #expect(s.requests.isEmpty)
+        #expect(s.reply?.answer()?.status == "413 Payload Too Large")
+    }
+
     @Test("a body of exactly maxBodyBytes is read whole")
     func bodyAtLimit() throws {
         let s = serve(Stream.request(method: "POST", uri: "/b", body: [UInt8](repeating: 0x61, count: 64)), maxBodyBytes: 64)
