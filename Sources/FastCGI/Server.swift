@@ -181,7 +181,13 @@ public final class FastCGIServer: @unchecked Sendable {
         let outStream = req.out
         let response: Response
         let method = params[.requestMethod] ?? "GET"
-        switch FastCGIServer.readBody(params: params, max: options.maxBodyBytes, read: { buf, n in FCGX_GetStr(buf, n, req.in) }) {
+        // libfcgi ends the params at the first error as at their end (a stream cut short, a record
+        // of another version or type), so such a request would run with only the params before it.
+        let paramsBroken = FCGX_GetError(req.in) != 0
+        switch paramsBroken ? .failure(.readFailed)
+            : FastCGIServer.readBody(params: params, max: options.maxBodyBytes, read: { buf, n in FCGX_GetStr(buf, n, req.in) }) {
+        case .failure where paramsBroken:
+            response = FastCGIServer.badGateway("reading the request parameters")
         case let .failure(step):
             response = step == .tooLarge ? FastCGIServer.tooLarge(options.maxBodyBytes) : FastCGIServer.badGateway("reading the request body")
         case let .success(body):

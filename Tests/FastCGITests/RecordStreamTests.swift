@@ -214,4 +214,42 @@ struct RecordStreamTests {
         #expect(s.count == 0)
         #expect(s.requests.isEmpty)
     }
+
+    // MARK: - Params streams that break off
+
+    /// The answer to a request whose params stream broke off: the handler never runs.
+    func expectBrokenParams(_ s: Served, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(s.count != nil, "the responder did not return", sourceLocation: sourceLocation)
+        #expect(s.requests.isEmpty, sourceLocation: sourceLocation)
+        #expect(s.reply?.answer()?.status == "502 Bad Gateway", sourceLocation: sourceLocation)
+        #expect(s.reply?.answer()?.text == "502 Bad Gateway: Gatehouse failed while reading the request parameters.\n",
+                sourceLocation: sourceLocation)
+    }
+
+    @Test("a params stream cut short (no empty PARAMS record) is answered 502 without calling the handler")
+    func paramsCutShort() {
+        expectBrokenParams(serve(Stream.begin() + Record(.params, id: 1, Stream.pair("REQUEST_METHOD", "GET")).bytes))
+    }
+
+    @Test("a PARAMS record of another protocol version is answered 502 without calling the handler", arguments: [0, 2, 255] as [UInt8])
+    func wrongVersionInParams(version: UInt8) {
+        var params = Record(.params, id: 1, Stream.pair("REQUEST_METHOD", "GET"))
+        params.version = version
+        expectBrokenParams(serve(Stream.begin() + params.bytes + Record(.params, id: 1).bytes + Stream.stdin([])))
+    }
+
+    @Test("a record of an unknown or unexpected type among the params is answered 502 without calling the handler", arguments: [
+        42, RecordType.data.rawValue, RecordType.stdin.rawValue, RecordType.stdout.rawValue, RecordType.endRequest.rawValue,
+    ] as [UInt8])
+    func unexpectedTypeInParams(type: UInt8) {
+        expectBrokenParams(serve(Stream.begin() + Record(.params, id: 1, Stream.pair("DOCUMENT_URI", "/x")).bytes
+                                 + Record(rawType: type, id: 1, [1, 2, 3]).bytes + Stream.params([("REQUEST_METHOD", "GET")])
+                                 + Stream.stdin([])))
+    }
+
+    @Test("padding after BEGIN_REQUEST, which libfcgi reads as a header, is answered 502 without calling the handler")
+    func paddedBegin() {
+        expectBrokenParams(serve(Record(.beginRequest, id: 1, [0, 1, 0, 0, 0, 0, 0, 0], padding: 8).bytes
+                                 + Stream.params([("REQUEST_METHOD", "GET")]) + Stream.stdin([])))
+    }
 }
