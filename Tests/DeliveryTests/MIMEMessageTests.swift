@@ -125,6 +125,19 @@ struct MIMEMessageTests {
         #expect(!fields.contains { $0.hasPrefix("Bcc:") })
     }
 
+    @Test("CR or LF in an address cannot start a header")
+    func addressInjection() {
+        var m = message(to: "ana@example.org\r\nBcc: victim@example.net")
+        m.fromAddress = "signin@example.com\nX-Evil: 1"
+        m.messageID = "id@example.com\r\nX-Evil: 2"
+        let fields = headerFields(m)
+        #expect(!fields.contains { $0.hasPrefix("Bcc:") || $0.hasPrefix("X-Evil:") }, "\(fields)")
+        #expect(fields.contains("To: <ana@example.orgBcc: victim@example.net>"))
+        #expect(fields.contains(#"From: "Example Sign-in" <signin@example.comX-Evil: 1>"#))
+        // A bare LF ends a line for sendmail and many relays.
+        #expect(!rendered(m).replacing("\r\n", with: "").contains("\n"))
+    }
+
     // MARK: - RFC 2047 encoded words
 
     @Test("a printable ASCII subject is left as it is")
