@@ -31,7 +31,7 @@ struct ParsingTests {
     func encode() {
         let s = "https://a.example/p?q=1&r=é ü"
         #expect(FormDecoding.percentDecode(FormDecoding.percentEncode(s)) == s)
-        #expect(!FormDecoding.percentEncode(s).contains("&"))
+        #expect(FormDecoding.percentEncode(s) == "https%3A%2F%2Fa.example%2Fp%3Fq%3D1%26r%3D%C3%A9%20%C3%BC")
     }
 
     @Test("the Cookie header parses name=value pairs; the first occurrence wins; quotes are stripped")
@@ -49,7 +49,7 @@ struct ParsingTests {
     func setCookie() {
         let c = Cookie(name: "__Host-gatehouse", value: "abc", maxAge: 60)
         #expect(c.headerValue == "__Host-gatehouse=abc; Path=/; Max-Age=60; Secure; HttpOnly; SameSite=Lax")
-        #expect(Cookie.expired("s").headerValue.contains("Max-Age=0"))
+        #expect(Cookie.expired("s").headerValue == "s=; Path=/; Max-Age=0; Secure; HttpOnly; SameSite=Lax")
     }
 
     @Test("headers are case-insensitive and Host gives the origin")
