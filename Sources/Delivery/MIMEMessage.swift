@@ -29,11 +29,11 @@ public struct MIMEMessage {
     /// The whole message, ready for SMTP `DATA` or `sendmail -t`.
     public func rendered() -> [UInt8] {
         var h: [String] = []
-        h.append("From: " + MIMEMessage.mailbox(name: fromName, address: fromAddress))
-        h.append("To: <\(to)>")
+        h.append("From: " + MIMEMessage.mailbox(name: fromName, address: MIMEMessage.oneLine(fromAddress)))
+        h.append("To: <\(MIMEMessage.oneLine(to))>")
         h.append(MIMEMessage.header("Subject", MIMEMessage.encodedWords(subject)))
         h.append("Date: " + MIMEMessage.rfc5322Date(date))
-        h.append("Message-ID: <\(messageID)>")
+        h.append("Message-ID: <\(MIMEMessage.oneLine(messageID))>")
         h.append("MIME-Version: 1.0")
         h.append("Auto-Submitted: auto-generated")
         var out: String
@@ -56,6 +56,9 @@ public struct MIMEMessage {
     }
 
     static func header(_ name: String, _ value: String) -> String { name + ": " + value }
+
+    /// An address or id with CR and LF dropped, so that it cannot end its header and start another.
+    static func oneLine(_ s: String) -> String { String(s.unicodeScalars.filter { $0.value != 0x0D && $0.value != 0x0A }) }
 
     // MARK: - RFC 2047 encoded-words
 

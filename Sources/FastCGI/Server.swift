@@ -185,7 +185,13 @@ public final class FastCGIServer: @unchecked Sendable {
         let outStream = req.out
         let response: Response
         let method = params[.requestMethod] ?? "GET"
-        switch FastCGIServer.readBody(params: params, max: options.maxBodyBytes, read: { buf, n in FCGX_GetStr(buf, n, req.in) }) {
+        // libfcgi ends the params at the first error as at their end (a stream cut short, a record
+        // of another version or type), so such a request would run with only the params before it.
+        let paramsBroken = FCGX_GetError(req.in) != 0
+        switch paramsBroken ? .failure(.readFailed)
+            : FastCGIServer.readBody(params: params, max: options.maxBodyBytes, read: { buf, n in FCGX_GetStr(buf, n, req.in) }) {
+        case .failure where paramsBroken:
+            response = FastCGIServer.badGateway("reading the request parameters")
         case let .failure(step):
             response = step == .tooLarge ? options.tooLarge(options.maxBodyBytes) : FastCGIServer.badGateway("reading the request body")
         case let .success(body):
@@ -217,8 +223,9 @@ public final class FastCGIServer: @unchecked Sendable {
 
     static func readBody(params: CGIParams, max: Int, read: (UnsafeMutablePointer<CChar>, Int32) -> Int32) -> Result<[UInt8], BodyFailure> {
         let raw = params[.contentLength] ?? ""
-        // Digits too many for an Int are a body far too large, not an empty one.
-        if Int(raw) == nil, !raw.isEmpty, raw.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return .failure(.tooLarge) }
+        // CONTENT_LENGTH is empty or decimal digits (RFC 3875 §4.1.2). Anything else is refused
+        // rather than read as no body, and digits too many for an Int are a body far too large.
+        if !raw.isEmpty, Int(raw) == nil || !raw.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return .failure(.tooLarge) }
         let declared = Int(raw) ?? 0
         if declared > max { return .failure(.tooLarge) }
         guard declared > 0 else { return .success([]) }

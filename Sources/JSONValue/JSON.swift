@@ -124,8 +124,9 @@ public struct JSONParser {
         mutating func skipSpace() { pos = JSONGrammar.skipSpace(b, from: pos) }
 
         mutating func literal(_ word: StaticString, _ value: JSON) throws(JSONError) -> JSON {
-            guard JSONGrammar.literal(b, at: pos, word) else { throw fail("Invalid literal") }
-            pos += word.utf8CodeUnitCount
+            let matched = JSONGrammar.literal(b, at: pos, word)
+            pos += matched
+            guard matched == word.utf8CodeUnitCount else { throw fail("Invalid literal") }
             return value
         }
 
@@ -187,9 +188,14 @@ public struct JSONParser {
         /// A `\u` escape's four digits at `pos`, which it passes.
         mutating func hex4() throws(JSONError) -> UInt32 {
             guard pos + 4 <= b.count else { throw fail("Truncated \\u escape") }
-            guard let v = JSONGrammar.hex4(b, at: pos) else { throw fail("Invalid \\u escape") }
-            pos += 4
-            return v
+            switch JSONGrammar.hex4(b, at: pos) {
+            case let .success(v):
+                pos += 4
+                return v
+            case let .failure(stop):
+                pos = stop.index
+                throw fail("Invalid \\u escape")
+            }
         }
 
         mutating func string() throws(JSONError) -> String {
@@ -231,8 +237,9 @@ public struct JSONParser {
 
         mutating func number() throws(JSONError) -> JSON {
             let start = pos
-            guard let (end, _) = JSONGrammar.numberEnd(b, from: pos) else { throw fail("Invalid number") }
+            let (end, _, valid) = JSONGrammar.number(b, from: pos)
             pos = end
+            guard valid else { throw fail("Invalid number") }
             guard let d = JSONGrammar.finiteValue(b, start..<end) else { throw fail("Number out of range") }
             return .number(d)
         }
@@ -255,7 +262,14 @@ extension JSON {
         case .null: out.append(contentsOf: "null".utf8)
         case let .bool(b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case let .number(n):
-            if n.rounded() == n, abs(n) < 1e15 { JSON.writeInteger(Int64(n), to: &out) } else { out.append(contentsOf: "\(n)".utf8) }
+            if n.rounded() == n, abs(n) < 1e15 {
+                JSON.writeInteger(Int64(n), to: &out)
+            } else if n.isFinite {
+                out.append(contentsOf: "\(n)".utf8)
+            } else {
+                // JSON has no NaN or infinity; "nan" or "inf" would make the whole text unparsable.
+                out.append(contentsOf: "null".utf8)
+            }
         case let .string(s): JSON.writeString(s, to: &out)
         case let .array(items):
             out.append(UInt8(ascii: "["))

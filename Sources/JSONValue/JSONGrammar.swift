@@ -45,39 +45,45 @@ enum JSONGrammar {
         }
     }
 
-    /// The four hexadecimal digits of a `\u` escape at `pos`; nil when cut short or not hex.
-    static func hex4(_ b: UnsafeBufferPointer<UInt8>, at pos: Int) -> UInt32? {
-        guard pos >= 0, pos + 4 <= b.count else { return nil }
+    /// The value of one hexadecimal digit, either case.
+    static func hexDigit(_ c: UInt8) -> UInt32? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt32(c - UInt8(ascii: "0"))
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt32(c - UInt8(ascii: "a") + 10)
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt32(c - UInt8(ascii: "A") + 10)
+        default: return nil
+        }
+    }
+
+    /// The four hexadecimal digits of a `\u` escape at `pos`: their value, or the index of the
+    /// first byte that is not one (the end when cut short).
+    static func hex4(_ b: UnsafeBufferPointer<UInt8>, at pos: Int) -> Result<UInt32, HexStop> {
         var v: UInt32 = 0
         for k in pos..<pos + 4 {
-            let c = b[k]
-            let d: UInt32
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): d = UInt32(c - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): d = UInt32(c - UInt8(ascii: "a") + 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): d = UInt32(c - UInt8(ascii: "A") + 10)
-            default: return nil
-            }
+            guard k >= 0, k < b.count, let d = hexDigit(b[k]) else { return .failure(HexStop(index: k)) }
             v = v << 4 | d
         }
-        return v
+        return .success(v)
     }
+
+    struct HexStop: Error { let index: Int }
 
     static func isHighSurrogate(_ v: UInt32) -> Bool { v >= 0xD800 && v <= 0xDBFF }
     static func isLowSurrogate(_ v: UInt32) -> Bool { v >= 0xDC00 && v <= 0xDFFF }
 
-    /// Whether `word` (`true`, `false`, `null`) is written at `pos`.
-    static func literal(_ b: UnsafeBufferPointer<UInt8>, at pos: Int, _ word: StaticString) -> Bool {
-        let n = word.utf8CodeUnitCount
-        guard pos + n <= b.count else { return false }
+    /// How many bytes of `word` (`true`, `false`, `null`) are written at `pos`: all of them, or
+    /// where the text goes wrong.
+    static func literal(_ b: UnsafeBufferPointer<UInt8>, at pos: Int, _ word: StaticString) -> Int {
         let w = word.utf8Start
-        for i in 0..<n where b[pos + i] != w[i] { return false }
-        return true
+        var i = 0
+        while i < word.utf8CodeUnitCount, pos + i < b.count, b[pos + i] == w[i] { i += 1 }
+        return i
     }
 
-    /// The end of a number's grammar (`-? int frac? exp?`) starting at `pos`, and whether it has
-    /// an exponent; nil when the text there is not a number.
-    static func numberEnd(_ b: UnsafeBufferPointer<UInt8>, from pos: Int) -> (end: Int, exponent: Bool)? {
+    /// The end of a number's grammar (`-? int frac? exp?`) starting at `pos` and whether it has an
+    /// exponent; when the text there is not a number, `valid` is false and `end` is where it
+    /// went wrong.
+    static func number(_ b: UnsafeBufferPointer<UInt8>, from pos: Int) -> (end: Int, exponent: Bool, valid: Bool) {
         var p = pos
         func byte() -> UInt8 { p < b.count ? b[p] : 0 }
         func digits() -> Int {
@@ -86,19 +92,19 @@ enum JSONGrammar {
             return p - s
         }
         if byte() == UInt8(ascii: "-") { p += 1 }
-        if byte() == UInt8(ascii: "0") { p += 1 } else if digits() == 0 { return nil }
+        if byte() == UInt8(ascii: "0") { p += 1 } else if digits() == 0 { return (p, false, false) }
         if byte() == UInt8(ascii: ".") {
             p += 1
-            guard digits() > 0 else { return nil }
+            guard digits() > 0 else { return (p, false, false) }
         }
         var exponent = false
         if byte() == UInt8(ascii: "e") || byte() == UInt8(ascii: "E") {
             exponent = true
             p += 1
             if byte() == UInt8(ascii: "+") || byte() == UInt8(ascii: "-") { p += 1 }
-            guard digits() > 0 else { return nil }
+            guard digits() > 0 else { return (p, true, false) }
         }
-        return (p, exponent)
+        return (p, exponent, true)
     }
 
     /// A number's value when it is within Double's range; nil beyond it (`1e999`), which both

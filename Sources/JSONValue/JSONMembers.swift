@@ -123,7 +123,7 @@ struct MemberScanner {
             let e = b[pos + 1]
             if JSONGrammar.simpleEscape(e) != nil { pos += 2; continue }
             // A surrogate escape (paired or lone) is left to the parser.
-            guard e == UInt8(ascii: "u"), let v = JSONGrammar.hex4(b, at: pos + 2),
+            guard e == UInt8(ascii: "u"), case let .success(v) = JSONGrammar.hex4(b, at: pos + 2),
                   !JSONGrammar.isHighSurrogate(v), !JSONGrammar.isLowSurrogate(v) else { return nil }
             pos += 6
         }
@@ -167,14 +167,15 @@ struct MemberScanner {
     }
 
     mutating func literal(_ word: StaticString) -> Bool {
-        guard JSONGrammar.literal(b, at: pos, word) else { return false }
+        guard JSONGrammar.literal(b, at: pos, word) == word.utf8CodeUnitCount else { return false }
         pos += word.utf8CodeUnitCount
         return true
     }
 
     mutating func number() -> Bool {
         let start = pos
-        guard let (end, exponent) = JSONGrammar.numberEnd(b, from: pos) else { return false }
+        let (end, exponent, valid) = JSONGrammar.number(b, from: pos)
+        guard valid else { return false }
         pos = end
         // Only an exponent or some 300 digits reach past Double's range, never the plain
         // integers of a token, so the value is computed only then.

@@ -32,7 +32,7 @@ struct ParsingTests {
     func encode() {
         let s = "https://a.example/p?q=1&r=é ü"
         #expect(PercentEncoding.decode(PercentEncoding.encode(s)) == s)
-        #expect(!PercentEncoding.encode(s).contains("&"))
+        #expect(PercentEncoding.encode(s) == "https%3A%2F%2Fa.example%2Fp%3Fq%3D1%26r%3D%C3%A9%20%C3%BC")
     }
 
     @Test("the Cookie header parses name=value pairs; the first occurrence wins; quotes are stripped")
@@ -50,7 +50,7 @@ struct ParsingTests {
     func setCookie() {
         let c = Cookie(name: "__Host-gatehouse", value: "abc", maxAge: 60)
         #expect(c.headerValue == "__Host-gatehouse=abc; Path=/; Max-Age=60; Secure; HttpOnly; SameSite=Lax")
-        #expect(Cookie.expired("s").headerValue.contains("Max-Age=0"))
+        #expect(Cookie.expired("s").headerValue == "s=; Path=/; Max-Age=0; Secure; HttpOnly; SameSite=Lax")
     }
 
     @Test("headers are case-insensitive and Host gives the origin")
@@ -58,57 +58,6 @@ struct ParsingTests {
         let r = Request(method: "GET", path: "/", headers: ["X-Firebase-Locale": "fr", "Host": "auth.example.com"], isHTTPS: true)
         #expect(r.header("x-firebase-locale") == "fr")
         #expect(r.origin == "https://auth.example.com")
-    }
-}
-
-@Suite("JSON with limits")
-struct JSONTests {
-    let parser = JSONParser(maxBytes: 1024, maxDepth: 4)
-
-    @Test("objects keep key order and values round-trip")
-    func roundTrip() throws {
-        let text = #"{"b":1,"a":[true,false,null],"c":"x\"y\u00e9\ud83d\ude00","d":-1.5e3}"#
-        let v = try parser.parse(text)
-        #expect(v["b"]?.int64Value == 1)
-        #expect(v["c"]?.stringValue == "x\"yé😀")
-        #expect(v["d"]?.doubleValue == -1500)
-        #expect(v.objectValue?.map(\.0) == ["b", "a", "c", "d"])
-        #expect(try parser.parse(v.serialized()) == v)
-    }
-
-    @Test("a body over the size limit is refused before parsing")
-    func size() {
-        #expect(throws: JSONError.tooLarge(limit: 1024)) { try parser.parse(Array(repeating: UInt8(ascii: " "), count: 1025)) }
-    }
-
-    @Test("nesting deeper than the limit is refused")
-    func depth() {
-        #expect(throws: JSONError.tooDeep(limit: 4)) { try parser.parse("[[[[[[1]]]]]]") }
-        #expect(throws: JSONError.tooDeep(limit: 4)) { try parser.parse(#"{"a":{"b":{"c":{"d":{"e":1}}}}}"#) }
-    }
-
-    @Test("malformed JSON is a syntax error, never a crash", arguments: [
-        "", "{", "{\"a\":}", "[1,]", "{'a':1}", "tru", "\"unterminated", "{\"a\":1}x", "01", "1.", "\"\\ud800\"", "\"\u{01}\"", "[1 2]", "nul",
-    ])
-    func malformed(_ text: String) {
-        #expect(throws: JSONError.self) { try parser.parse(text) }
-    }
-
-    @Test("invalid UTF-8 inside a string is refused")
-    func invalidUTF8() {
-        #expect(throws: JSONError.self) { try parser.parse([0x22, 0xFF, 0xFE, 0x22]) }
-    }
-
-    @Test("strings serialise with HTML-sensitive characters escaped")
-    func escaping() {
-        #expect(JSON.string("<script>&\n").serialized() == #""\u003cscript\u003e\u0026\n""#)
-        #expect(JSON.number(3600).serialized() == "3600")
-    }
-
-    @Test("int64 fields accept numbers and numeric strings")
-    func int64() throws {
-        #expect(JSON.string("1767225600").int64Value == 1_767_225_600)
-        #expect(JSON.number(12.5).int64Value == nil)
     }
 }
 
