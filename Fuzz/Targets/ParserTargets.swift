@@ -117,7 +117,7 @@ enum ParserTargets {
     }
 
     static let recordServer = FastCGIServer(options: .init(address: .inherited, workers: 1, maxBodyBytes: WebSettings.defaultMaxBodyBytes,
-                                                               tooLarge: WebApp.payloadTooLarge(limit:)), log: { _ in })
+                                                               tooLarge: { WebApp.payloadTooLarge(limit: $0) }), log: { _ in })
 
     /// Query strings and form bodies; decoding what `encode` wrote gives the same pairs back.
     static let form = FuzzTarget(name: "form") { data in

@@ -3,16 +3,19 @@ import AuthEngine
 // MARK: - Refresh tokens
 
 extension SQLiteStore: SessionStore {
-    static let refreshColumns = "token_hash, family_id, project_id, local_id, provider, auth_time, created_at, rotated_at, revoked_at"
+    static let refreshColumns =
+        "token_hash, family_id, project_id, local_id, provider, auth_time, created_at, rotated_at, revoked_at, second_factor"
 
     static func refresh(_ r: Row) -> RefreshTokenRecord {
         RefreshTokenRecord(tokenHash: r.blob(0), familyID: r.text(1), projectID: r.text(2), localID: r.text(3), provider: r.text(4),
-                           authTime: r.int(5), createdAt: r.int(6), rotatedAt: r.intOrNil(7), revokedAt: r.intOrNil(8))
+                           authTime: r.int(5), createdAt: r.int(6), rotatedAt: r.intOrNil(7), revokedAt: r.intOrNil(8),
+                           secondFactor: r.textOrNil(9))
     }
 
     public func insertRefreshToken(_ t: RefreshTokenRecord) throws {
-        try db.run("INSERT INTO refresh_tokens (\(SQLiteStore.refreshColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   [t.tokenHash, t.familyID, t.projectID, t.localID, t.provider, t.authTime, t.createdAt, t.rotatedAt, t.revokedAt])
+        try db.run("INSERT INTO refresh_tokens (\(SQLiteStore.refreshColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   [t.tokenHash, t.familyID, t.projectID, t.localID, t.provider, t.authTime, t.createdAt, t.rotatedAt, t.revokedAt,
+                    t.secondFactor])
     }
 
     public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? {

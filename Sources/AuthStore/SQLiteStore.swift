@@ -71,7 +71,7 @@ extension SQLiteStore: SigningKeyStore, SecretStore {
 extension SQLiteStore: AccountStore {
     static let accountColumns = """
         project_id, local_id, email, email_verified, phone_number, display_name, photo_url, password_hash, disabled,
-        email_link_signin, anonymous, custom_attributes, created_at, last_login_at, last_refresh_at, valid_since, providers
+        email_link_signin, anonymous, custom_attributes, created_at, last_login_at, last_refresh_at, valid_since, providers, mfa
         """
 
     static func account(_ r: Row) -> Account {
@@ -90,6 +90,7 @@ extension SQLiteStore: AccountStore {
         a.lastRefreshAt = r.intOrNil(14)
         a.validSince = r.int(15)
         a.providers = decodeProviders(r.text(16))
+        a.mfaEnrollments = decodeMFA(r.text(17))
         return a
     }
 
@@ -109,10 +110,26 @@ extension SQLiteStore: AccountStore {
         }
     }
 
+    static func encodeMFA(_ es: [MFAEnrollment]) -> String {
+        JSON.array(es.map { e in
+            .obj(("mfaEnrollmentId", e.enrollmentID), ("phoneInfo", e.phoneNumber), ("displayName", e.displayName),
+                 ("enrolledAt", e.enrolledAt))
+        }).serialized()
+    }
+
+    static func decodeMFA(_ text: String) -> [MFAEnrollment] {
+        guard text != "[]", let arr = (try? JSONParser().parse(text))?.arrayValue else { return [] }
+        return arr.compactMap { e in
+            guard let id = e["mfaEnrollmentId"]?.stringValue, let phone = e["phoneInfo"]?.stringValue,
+                  let at = e["enrolledAt"]?.int64Value else { return nil }
+            return MFAEnrollment(enrollmentID: id, phoneNumber: phone, displayName: e["displayName"]?.stringValue, enrolledAt: at)
+        }
+    }
+
     func values(_ a: Account) -> [SQLBindable] {
         [a.projectID, a.localID, a.email, a.emailVerified, a.phoneNumber, a.displayName, a.photoURL, a.passwordHash, a.disabled,
          a.emailLinkSignin, a.anonymous, a.customAttributes, a.createdAt, a.lastLoginAt, a.lastRefreshAt, a.validSince,
-         SQLiteStore.encodeProviders(a.providers)]
+         SQLiteStore.encodeProviders(a.providers), SQLiteStore.encodeMFA(a.mfaEnrollments)]
     }
 
     /// Maps a uniqueness violation to the wire error naming the conflicting field.
@@ -138,7 +155,7 @@ extension SQLiteStore: AccountStore {
 
     public func insertAccount(_ a: Account) throws {
         do {
-            try db.run("INSERT INTO accounts (\(SQLiteStore.accountColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values(a))
+            try db.run("INSERT INTO accounts (\(SQLiteStore.accountColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values(a))
         } catch { throw mapConstraint(error) }
     }
 
@@ -147,7 +164,7 @@ extension SQLiteStore: AccountStore {
             try db.run("""
                 UPDATE accounts SET email = ?, email_verified = ?, phone_number = ?, display_name = ?, photo_url = ?, password_hash = ?,
                 disabled = ?, email_link_signin = ?, anonymous = ?, custom_attributes = ?, created_at = ?, last_login_at = ?,
-                last_refresh_at = ?, valid_since = ?, providers = ? WHERE project_id = ? AND local_id = ?
+                last_refresh_at = ?, valid_since = ?, providers = ?, mfa = ? WHERE project_id = ? AND local_id = ?
                 """, Array(values(a).dropFirst(2)) + [a.projectID, a.localID])
         } catch { throw mapConstraint(error) }
     }

@@ -176,7 +176,7 @@ func startServer(_ runtime: Runtime, app: WebApp, socketOverride: String? = nil,
     else if !CGIResponder.stdinIsNotASocket { address = .inherited }
     else { throw UsageError("nowhere to listen: set listen.socket or listen.tcp (or start under spawn-fcgi / systemd socket activation)") }
     let server = FastCGIServer(options: .init(address: address, workers: c.workers, maxBodyBytes: app.settings.maxBodyBytes,
-                                              tooLarge: WebApp.payloadTooLarge(limit:)), log: { Log.error($0) })
+                                              tooLarge: { WebApp.payloadTooLarge(limit: $0) }), log: { Log.error($0) })
     try server.open()
     try server.start { _ in
         // Each worker opens its own connection on its first request, on its own thread: an idle

@@ -27,10 +27,14 @@ struct MigrationFlowPagesTests {
                                          remoteAddress: "192.0.2.\(i)", detail: i == 2 ? "d" : nil), at: Millis(i))
             }
             try old.db.run("DELETE FROM audit_log WHERE id = 2")
-            try old.insertRefreshToken(token(1, family: "fa", user: "u1"))
-            try old.insertRefreshToken(token(2, family: "fa", user: "u1"))
-            try old.insertRefreshToken(token(3, family: "fb", user: "u1"))
-            try old.insertRefreshToken(token(4, family: "fc", user: "u2"))
+            // Rows as version 6 stores them (today's insert writes columns later migrations add).
+            for (n, family, user) in [(1, "fa", "u1"), (2, "fa", "u1"), (3, "fb", "u1"), (4, "fc", "u2")] {
+                let t = token(n, family: family, user: user)
+                try old.db.run("""
+                    INSERT INTO refresh_tokens (token_hash, family_id, project_id, local_id, provider, auth_time, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, [t.tokenHash, t.familyID, t.projectID, t.localID, t.provider, t.authTime, t.createdAt])
+            }
             let seq = try old.db.first("SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'") { $0.int(0) }
             #expect(seq == 5)
         }

@@ -41,6 +41,8 @@ public struct Account: Sendable, Equatable {
     /// Seconds: tokens issued before this are revoked.
     public var validSince: Int64 = 0
     public var providers: [ProviderInfo] = []
+    /// Phones enrolled as second factors, in enrolment order.
+    public var mfaEnrollments: [MFAEnrollment] = []
 
     public init(projectID: String, localID: String, createdAt: Millis) {
         self.projectID = projectID

@@ -98,6 +98,8 @@ public struct ProjectSettings: Sendable, Equatable {
     public var session = SessionPolicy()
     public var appVerification = AppVerificationPolicy()
     public var network = NetworkPolicy()
+    /// Phone second factor (firebase-wire.md §2.17, §5.4).
+    public var mfa = MFAState.disabled
 
     public init(id: String, apiKeys: [String] = [], devMode: Bool = false, authorizedDomains: [String] = [],
                 iosApps: [IOSApp] = [], androidApps: [AndroidApp] = [], testPhoneNumbers: [String: String] = [:],
@@ -114,6 +116,7 @@ public struct ProjectSettings: Sendable, Equatable {
                                                  appID: "1:123456789:ios:abcdef0123456789")],
                                 defaultLocale: "en", smsOriginDomain: "localhost")
         p.phone.allowedRegions = nil
+        p.mfa = .enabled
         return p
     }
 

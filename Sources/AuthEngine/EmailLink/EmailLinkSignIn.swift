@@ -4,8 +4,11 @@ import AuthCrypto
 public struct EmailLinkSignInResult: Sendable {
     public let account: Account
     public let isNewUser: Bool
-    /// ID and refresh token (nil when the caller asked for none, e.g. the hosted page sets a cookie).
+    /// ID and refresh token (nil when the caller asked for none, e.g. the hosted page sets a
+    /// cookie, or when a second factor must follow).
     public let tokens: IssuedTokens?
+    /// Set when the account has a second factor: the sign-in finishes with it (`PhoneMFA`).
+    public var challenge: MFAChallenge? = nil
 }
 
 extension EmailLinks {
@@ -56,6 +59,15 @@ extension EmailLinks {
             account.emailVerified = true
             account.emailLinkSignin = true
             account.upsertProvider(ProviderInfo(providerID: "password", rawID: email, email: email))
+            // A user with a second factor is not signed in yet: the link is used, the address
+            // proven, and a pending credential stands for the first factor until the second.
+            if linking == nil, !isNew, PhoneMFA.requiresSecondFactor(account, project: project) {
+                try store.updateAccount(account)
+                try store.audit(AuditEvent(projectID: project.id, event: "signin.email_link.first_factor", localID: account.localID,
+                                           remoteAddress: remoteAddress), at: now)
+                let challenge = try PhoneMFA.challenge(account, firstFactor: "password", store: store, clock: clock, random: random)
+                return EmailLinkSignInResult(account: account, isNewUser: false, tokens: nil, challenge: challenge)
+            }
             account.lastLoginAt = now
             if issueTokens { account.lastRefreshAt = now }
             if isNew { try store.insertAccount(account) } else { try store.updateAccount(account) }

@@ -61,22 +61,43 @@ extension PhoneSignIn {
     public static let proofLifetimeSeconds: Int64 = 3600
 
     public func signIn(_ request: SignInRequest) throws -> SignInResult {
+        guard (request.temporaryProof ?? "").isEmpty else {
+            // The proof path counts the attempt in a transaction of its own.
+            try Limits(store: store, clock: clock).hit(verifyRule, client: project.client(request.remoteAddress), scope: project.id)
+            return try finish(signIn(proof: request.temporaryProof ?? "", request))
+        }
+        let completion = try verifyCode(sessionInfo: request.sessionInfo, code: request.code, purpose: PhoneCodePurpose.signIn,
+                                        remoteAddress: request.remoteAddress) { record in
+            try complete(record.phoneNumber, request, viaProof: false)
+        }
+        return try finish(completion)
+    }
+
+    /// What the transaction of `verifyCode` decided, acted on after its commit.
+    enum CodeCheck<T> { case done(T), refused(AuthError), wrongCode(budgetExceeded: Bool) }
+
+    /// Code checks per client address per 5 minutes.
+    var verifyRule: Limits.Rule { Limits.Rule("phone-verify-ip-5min", max: policy.verifyAttemptsPerIPPer5Min, per: 300) }
+
+    /// The code check every phone flow shares (first-factor sign-in, a second factor's enrolment
+    /// and sign-in), in one write transaction: the address's attempt, the code's state and
+    /// purpose, the client's failure budget, the code itself, its consumption, then `complete`
+    /// with the verified record. A refusal returns from the transaction (so what it counted
+    /// commits) and is thrown after the commit; a code sent for another purpose is unknown here.
+    func verifyCode<T>(sessionInfo: String?, code: String?, purpose: String, remoteAddress: String,
+                       complete: (PhoneVerificationRecord) throws -> T) throws -> T {
         let limits = Limits(store: store, clock: clock)
-        let perAddress = Limits.Rule("phone-verify-ip-5min", max: policy.verifyAttemptsPerIPPer5Min, per: 300)
-        let client = project.client(request.remoteAddress)
-        guard (request.temporaryProof ?? "").isEmpty, let sessionInfo = request.sessionInfo, !sessionInfo.isEmpty,
-              let code = request.code, !code.isEmpty else {
-            // The proof path and incomplete requests count the attempt in a transaction of its own.
+        let perAddress = verifyRule
+        let client = project.client(remoteAddress)
+        guard let sessionInfo, !sessionInfo.isEmpty, let code, !code.isEmpty else {
             try limits.hit(perAddress, client: client, scope: project.id)
-            if let proof = request.temporaryProof, !proof.isEmpty { return try finish(signIn(proof: proof, request)) }
-            if (request.sessionInfo ?? "").isEmpty { throw AuthError(.missingSessionInfo) }
+            if (sessionInfo ?? "").isEmpty { throw AuthError(.missingSessionInfo) }
             throw AuthError(.missingCode)
         }
         let keys = try PhoneKeys.load(store: store, random: random, at: clock.now())
         let failures = PhoneSignIn.failureRule(policy)
 
-        enum Outcome { case done(Completion), refused(AuthError), wrongCode(budgetExceeded: Bool) }
-        let outcome: Outcome
+        let outcome: CodeCheck<T>
         do {
             outcome = try store.transaction {
                 // The address's attempt is counted first, and committed with whatever follows:
@@ -84,6 +105,7 @@ extension PhoneSignIn {
                 guard try limits.record(perAddress, client: client, scope: project.id) else { return .refused(AuthError(.tooManyAttempts)) }
                 let record: PhoneVerificationRecord
                 do { record = try lookUp(sessionInfo) } catch let e as AuthError { return .refused(e) }
+                guard record.purpose == purpose else { return .refused(AuthError(.invalidSessionInfo)) }
                 let now = clock.now()
                 if record.consumedAt != nil || record.supersededAt != nil || now >= record.expiresAt
                     || record.attempts >= policy.maxAttemptsPerSession { return .refused(AuthError(.sessionExpired)) }
@@ -98,15 +120,15 @@ extension PhoneSignIn {
                 guard try store.consumePhoneVerification(sessionHash: record.sessionHash, now: now, maxAttempts: policy.maxAttemptsPerSession) else {
                     return .refused(AuthError(.sessionExpired))
                 }
-                return .done(try complete(record.phoneNumber, request, viaProof: false))
+                return .done(try complete(record))
             }
         } catch {
-            // Rolled back (the account change was refused or the store failed): the attempt still counts.
+            // Rolled back (the change was refused or the store failed): the attempt still counts.
             _ = try? limits.record(perAddress, client: client, scope: project.id)
             throw error
         }
         switch outcome {
-        case let .done(completion): return try finish(completion)
+        case let .done(value): return value
         case let .refused(error): throw error
         case let .wrongCode(exceeded): throw exceeded ? AuthError(.tooManyAttempts) : AuthError(.invalidCode)
         }
@@ -165,6 +187,9 @@ extension PhoneSignIn {
             account.phoneNumber = e164
         } else if let owner {
             account = owner
+            if PhoneMFA.requiresSecondFactor(owner, project: project) {
+                throw AuthError(.unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user.")
+            }
         } else {
             account = Account(projectID: project.id, localID: try Accounts(store: store, tokens: tokens).newLocalID(project: project.id, random: random),
                               createdAt: now)

@@ -37,11 +37,14 @@ public struct PhoneSignIn {
         /// The human part of the SMS for a code, in the caller's locale; the engine appends the
         /// origin-bound line `@<domain> #<code>`.
         public var composeSMS: (_ code: String) -> String
+        /// What the code is for (`PhoneCodePurpose`); only a flow of that purpose accepts it.
+        public var purpose: String
 
         public init(phoneNumber: String?, defaultRegion: String? = nil, appToken: String? = nil, apiKey: String? = nil,
-                    appID: String = "", remoteAddress: String, composeSMS: @escaping (_ code: String) -> String) {
+                    appID: String = "", remoteAddress: String, purpose: String = PhoneCodePurpose.signIn,
+                    composeSMS: @escaping (_ code: String) -> String) {
             self.phoneNumber = phoneNumber; self.defaultRegion = defaultRegion; self.appToken = appToken; self.apiKey = apiKey
-            self.appID = appID; self.remoteAddress = remoteAddress; self.composeSMS = composeSMS
+            self.appID = appID; self.remoteAddress = remoteAddress; self.purpose = purpose; self.composeSMS = composeSMS
         }
     }
 
@@ -75,13 +78,13 @@ public struct PhoneSignIn {
             // Reentrancy: this client's pending code for the same number and app is reused,
             // nothing is sent or counted.
             if let pending = try store.pendingPhoneVerification(project: project.id, phoneNumber: number.e164, appID: appID,
-                                                                clientHash: draft.clientHash, now: clock.now(),
+                                                                purpose: request.purpose, clientHash: draft.clientHash, now: clock.now(),
                                                                 maxAttempts: policy.maxAttemptsPerSession) {
                 return result(pending, keys: keys, queued: false)
             }
             // A refusal throws before anything is written (the rollback undoes nothing).
             try countSend(number, client: client)
-            return try issue(draft, appID: appID, compose: request.composeSMS)
+            return try issue(draft, appID: appID, purpose: request.purpose, compose: request.composeSMS)
         }
     }
 
@@ -106,7 +109,7 @@ public struct PhoneSignIn {
             guard try store.supersedePhoneVerification(sessionHash: old.sessionHash, at: clock.now()) else {
                 throw AuthError(.sessionExpired)
             }
-            return try issue(draft, appID: old.appID, compose: composeSMS)
+            return try issue(draft, appID: old.appID, purpose: old.purpose, compose: composeSMS)
         }
     }
 
@@ -205,13 +208,13 @@ public struct PhoneSignIn {
     }
 
     /// Creates the verification and, for real numbers, the SMS (inside the caller's transaction).
-    func issue(_ draft: Draft, appID: String, compose: (String) -> String) throws -> SendResult {
+    func issue(_ draft: Draft, appID: String, purpose: String, compose: (String) -> String) throws -> SendResult {
         let now = clock.now()
         let (number, code, sessionInfo) = (draft.number, draft.code, draft.sessionInfo)
         let record = PhoneVerificationRecord(
             sessionHash: draft.sessionHash, projectID: project.id, phoneNumber: number.e164, appID: appID,
             codeHash: draft.codeHash, nonce: draft.nonce, createdAt: now, expiresAt: now + codeLifetime,
-            isTest: number.isTest, clientHash: draft.clientHash)
+            isTest: number.isTest, clientHash: draft.clientHash, purpose: purpose)
         try store.purgePhoneRecords(before: now - PhoneSignIn.retentionAfterExpiry)
         try store.insertPhoneVerification(record)
         if !number.isTest {

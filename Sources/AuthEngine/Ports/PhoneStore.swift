@@ -24,14 +24,17 @@ public struct PhoneVerificationRecord: Sendable, Equatable {
     /// SHA-256 of the requesting client's network (`PhoneSignIn.clientHash`): a pending code is
     /// handed back only to the client that asked for it.
     public var clientHash: [UInt8]
+    /// What the code is for (`PhoneCodePurpose`): "" a first-factor sign-in, else a second
+    /// factor's enrolment or sign-in, which only that flow accepts.
+    public var purpose: String
 
     public init(sessionHash: [UInt8], projectID: String, phoneNumber: String, appID: String, codeHash: [UInt8], nonce: [UInt8],
                 createdAt: Millis, expiresAt: Millis, attempts: Int = 0, consumedAt: Millis? = nil, supersededAt: Millis? = nil,
-                isTest: Bool = false, clientHash: [UInt8] = []) {
+                isTest: Bool = false, clientHash: [UInt8] = [], purpose: String = "") {
         self.sessionHash = sessionHash; self.projectID = projectID; self.phoneNumber = phoneNumber; self.appID = appID
         self.codeHash = codeHash; self.nonce = nonce; self.createdAt = createdAt; self.expiresAt = expiresAt
         self.attempts = attempts; self.consumedAt = consumedAt; self.supersededAt = supersededAt; self.isTest = isTest
-        self.clientHash = clientHash
+        self.clientHash = clientHash; self.purpose = purpose
     }
 }
 
@@ -57,8 +60,8 @@ public protocol PhoneStore: Transactional {
     func phoneVerification(sessionHash: [UInt8]) throws -> PhoneVerificationRecord?
     /// The newest verification for project + number + app + client that is still pending at
     /// `now`: unexpired, unconsumed, not superseded, fewer than `maxAttempts` wrong codes.
-    func pendingPhoneVerification(project: String, phoneNumber: String, appID: String, clientHash: [UInt8], now: Millis,
-                                  maxAttempts: Int) throws -> PhoneVerificationRecord?
+    func pendingPhoneVerification(project: String, phoneNumber: String, appID: String, purpose: String, clientHash: [UInt8],
+                                  now: Millis, maxAttempts: Int) throws -> PhoneVerificationRecord?
     /// Counts one wrong code if the verification is unconsumed and below `maxAttempts`;
     /// returns the new count, or nil when nothing was counted.
     func recordWrongPhoneCode(sessionHash: [UInt8], maxAttempts: Int) throws -> Int?

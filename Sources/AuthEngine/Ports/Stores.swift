@@ -47,3 +47,8 @@ public protocol HealthProbe {
     /// Runs a trivial query; returns the schema version.
     func probe() throws -> Int
 }
+
+/// Everything a store must provide; grows as flows add ports.
+public typealias GatehouseStore = AccountStore & SigningKeyStore & SecretStore & HealthProbe
+    & LimitStore & OutboxStore & AuditStore & AppTokenStore
+    & PhoneStore & AppVerificationStore & EmailLinkStore & SessionStore & SMSPumpingStore & MFAStore

@@ -43,6 +43,16 @@ public struct AuthError: Error, Equatable, CustomStringConvertible {
         case invalidHostingLinkDomain = "INVALID_HOSTING_LINK_DOMAIN"
         case invalidDynamicLinkDomain = "INVALID_DYNAMIC_LINK_DOMAIN"
         case passwordLoginDisabled = "PASSWORD_LOGIN_DISABLED"
+        // Second factor (firebase-wire.md §2.17)
+        case missingMFAPendingCredential = "MISSING_MFA_PENDING_CREDENTIAL"
+        case invalidMFAPendingCredential = "INVALID_MFA_PENDING_CREDENTIAL"
+        case missingCredential = "MISSING_CREDENTIAL"
+        case missingMFAEnrollmentID = "MISSING_MFA_ENROLLMENT_ID"
+        case mfaEnrollmentNotFound = "MFA_ENROLLMENT_NOT_FOUND"
+        case secondFactorExists = "SECOND_FACTOR_EXISTS"
+        case secondFactorLimitExceeded = "SECOND_FACTOR_LIMIT_EXCEEDED"
+        case unverifiedEmail = "UNVERIFIED_EMAIL"
+        case unsupportedFirstFactor = "UNSUPPORTED_FIRST_FACTOR"
         // Tokens and accounts
         case missingIDToken = "MISSING_ID_TOKEN"
         case invalidIDToken = "INVALID_ID_TOKEN"

@@ -24,8 +24,3 @@ public enum Log {
     public static func warning(_ m: @autoclosure () -> String, requestID: String? = nil) { write(.warning, m(), requestID: requestID) }
     public static func error(_ m: @autoclosure () -> String, requestID: String? = nil) { write(.error, m(), requestID: requestID) }
 }
-
-/// Everything a store must provide; grows as flows add ports.
-public typealias GatehouseStore = AccountStore & SigningKeyStore & SecretStore & HealthProbe
-    & LimitStore & OutboxStore & AuditStore & AppTokenStore
-    & PhoneStore & AppVerificationStore & EmailLinkStore & SessionStore & SMSPumpingStore

@@ -62,7 +62,8 @@ public struct RefreshTokens {
             if record.rotatedAt == nil, try store.markRefreshTokenRotated(hash: hash, at: now) {
                 try store.insertRefreshToken(RefreshTokenRecord(
                     tokenHash: nextHash, familyID: record.familyID, projectID: project,
-                    localID: record.localID, provider: record.provider, authTime: record.authTime, createdAt: now))
+                    localID: record.localID, provider: record.provider, authTime: record.authTime, createdAt: now,
+                    secondFactor: record.secondFactor))
             } else {
                 guard let successor = try store.refreshToken(hash: nextHash), successor.familyID == record.familyID,
                       successor.rotatedAt == nil, successor.revokedAt == nil else {
@@ -72,7 +73,8 @@ public struct RefreshTokens {
             }
             account.lastRefreshAt = now
             try store.updateAccount(account)
-            let idToken = try tokens.mintIDToken(for: account, provider: record.provider, store: store, authTime: record.authTime)
+            let idToken = try tokens.mintIDToken(for: account, provider: record.provider, store: store, authTime: record.authTime,
+                                                 secondFactor: record.secondFactor.map { SecondFactor(identifier: $0) })
             return .issued(Result(idToken: idToken, refreshToken: next, expiresIn: TokenService.idTokenLifetime, localID: account.localID))
         }
 

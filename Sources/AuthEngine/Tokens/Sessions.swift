@@ -57,11 +57,11 @@ public struct Sessions {
     /// Starts a browser session for `account` and returns its cookie value (hosted pages).
     /// `idleTimeout` 0 disables the idle check.
     public func startHostedSession(account: Account, provider: String, lifetime: Int64, idleTimeout: Int64,
-                                   authTime: Int64? = nil) throws -> String {
+                                   authTime: Int64? = nil, secondFactor: SecondFactor? = nil) throws -> String {
         let life = min(max(lifetime, Sessions.minLifetime), Sessions.maxLifetime)
         let now = tokens.clock.nowSeconds
         let claims = tokens.claims(for: account, provider: provider, kind: .sessionCookie, issuedAt: now, lifetime: life,
-                                   authTime: authTime ?? now)
+                                   authTime: authTime ?? now, secondFactor: secondFactor)
         return try sign(claims, localID: account.localID, project: account.projectID, provider: provider,
                         expiresAt: now + life, idleTimeout: idleTimeout)
     }

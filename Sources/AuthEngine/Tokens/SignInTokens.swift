@@ -20,8 +20,8 @@ public struct SignInTokens {
 
     public static func hash(refreshToken: String) -> [UInt8] { Digest.sha256(refreshToken) }
 
-    public func issue(for account: Account, provider: String, authTime: Int64? = nil) throws -> IssuedTokens {
-        try finish(record(for: account, provider: provider, authTime: authTime))
+    public func issue(for account: Account, provider: String, authTime: Int64? = nil, secondFactor: SecondFactor? = nil) throws -> IssuedTokens {
+        try finish(record(for: account, provider: provider, authTime: authTime, secondFactor: secondFactor))
     }
 
     /// A sign-in whose refresh token is written and whose ID token is still to be signed.
@@ -29,6 +29,7 @@ public struct SignInTokens {
         public let account: Account
         let provider: String
         let authTime: Int64
+        let secondFactor: SecondFactor?
         let refreshToken: String
         let key: KeyRing.Key
     }
@@ -36,20 +37,21 @@ public struct SignInTokens {
     /// The store half of `issue`, for the caller's write transaction: picks the signer (parsing
     /// its private key on first use) and stores the new refresh token. `finish` signs the ID token
     /// after the commit, so the RSA signature does not hold the store's write lock.
-    public func record(for account: Account, provider: String, authTime: Int64? = nil) throws -> Pending {
+    public func record(for account: Account, provider: String, authTime: Int64? = nil, secondFactor: SecondFactor? = nil) throws -> Pending {
         let auth = authTime ?? tokens.clock.nowSeconds
         let key = try tokens.keyRing.signer(store: store)
         _ = try key.privateKey
         let refresh = SignInTokens.refreshPrefix + random.token(bytes: 32)
         try store.insertRefreshToken(RefreshTokenRecord(
             tokenHash: SignInTokens.hash(refreshToken: refresh), familyID: random.token(bytes: 12), projectID: account.projectID,
-            localID: account.localID, provider: provider, authTime: auth, createdAt: tokens.clock.now()))
-        return Pending(account: account, provider: provider, authTime: auth, refreshToken: refresh, key: key)
+            localID: account.localID, provider: provider, authTime: auth, createdAt: tokens.clock.now(),
+            secondFactor: secondFactor?.identifier))
+        return Pending(account: account, provider: provider, authTime: auth, secondFactor: secondFactor, refreshToken: refresh, key: key)
     }
 
     /// Signs the ID token of a recorded sign-in (no store access).
     public func finish(_ p: Pending) throws -> IssuedTokens {
-        let idToken = try tokens.mintIDToken(for: p.account, provider: p.provider, key: p.key, authTime: p.authTime)
+        let idToken = try tokens.mintIDToken(for: p.account, provider: p.provider, key: p.key, authTime: p.authTime, secondFactor: p.secondFactor)
         return IssuedTokens(idToken: idToken, refreshToken: p.refreshToken, expiresIn: TokenService.idTokenLifetime)
     }
 }

@@ -12,6 +12,12 @@ public struct VerifiedToken: Sendable {
     public let phoneNumber: String?
     public let kid: String
     public let claims: JSON
+    /// `firebase.sign_in_second_factor` and `second_factor_identifier`, when the sign-in passed one.
+    public var secondFactor: SecondFactor? {
+        guard let f = claims["firebase"], let factor = f["sign_in_second_factor"]?.stringValue,
+              let id = f["second_factor_identifier"]?.stringValue else { return nil }
+        return SecondFactor(factor: factor, identifier: id)
+    }
 }
 
 /// Mints and verifies RS256 ID tokens and session cookies for one project.
@@ -42,7 +48,7 @@ public struct TokenService: Sendable {
 
     /// The claim set of a token for `account` signed in with `provider`.
     public func claims(for account: Account, provider: String, kind: Kind, issuedAt: Int64, lifetime: Int64,
-                       authTime: Int64? = nil) -> JSON {
+                       authTime: Int64? = nil, secondFactor: SecondFactor? = nil) -> JSON {
         var identities: [(String, JSON)] = []
         if let email = account.email { identities.append(("email", .array([.string(email)]))) }
         for p in account.providers where p.providerID != "password" {
@@ -70,7 +76,12 @@ public struct TokenService: Sendable {
                 pairs.append((k, v))
             }
         }
-        pairs.append(("firebase", .object([("identities", .object(identities)), ("sign_in_provider", .string(provider))])))
+        var firebase: [(String, JSON)] = [("identities", .object(identities)), ("sign_in_provider", .string(provider))]
+        if let secondFactor {
+            firebase.append(("sign_in_second_factor", .string(secondFactor.factor)))
+            firebase.append(("second_factor_identifier", .string(secondFactor.identifier)))
+        }
+        pairs.append(("firebase", .object(firebase)))
         return .object(pairs)
     }
 
@@ -86,15 +97,17 @@ public struct TokenService: Sendable {
     }
 
     /// A 1-hour ID token.
-    public func mintIDToken(for account: Account, provider: String, store: SigningKeyStore, authTime: Int64? = nil) throws -> String {
-        try mintIDToken(for: account, provider: provider, key: keyRing.signer(store: store), authTime: authTime)
+    public func mintIDToken(for account: Account, provider: String, store: SigningKeyStore, authTime: Int64? = nil,
+                            secondFactor: SecondFactor? = nil) throws -> String {
+        try mintIDToken(for: account, provider: provider, key: keyRing.signer(store: store), authTime: authTime, secondFactor: secondFactor)
     }
 
     /// A 1-hour ID token signed with `key`.
-    public func mintIDToken(for account: Account, provider: String, key: KeyRing.Key, authTime: Int64? = nil) throws -> String {
+    public func mintIDToken(for account: Account, provider: String, key: KeyRing.Key, authTime: Int64? = nil,
+                            secondFactor: SecondFactor? = nil) throws -> String {
         let now = clock.nowSeconds
         return try sign(claims(for: account, provider: provider, kind: .idToken, issuedAt: now, lifetime: TokenService.idTokenLifetime,
-                               authTime: authTime), key: key)
+                               authTime: authTime, secondFactor: secondFactor), key: key)
     }
 
     /// Seconds since 1970 a token's times may take (to the year 5138): what callers multiply by

@@ -1,0 +1,70 @@
+import AuthCrypto
+
+/// A project's phone second factor (gatehouse.md "Second factor"): `disabled` refuses every MFA
+/// call (`OPERATION_NOT_ALLOWED`), `enabled` lets users enrol, `mandatory` also has the hosted
+/// pages ask a user without a factor to enrol one.
+public enum MFAState: String, Sendable, Equatable, CaseIterable {
+    case disabled = "DISABLED"
+    case enabled = "ENABLED"
+    case mandatory = "MANDATORY"
+
+    public var allowsPhone: Bool { self != .disabled }
+}
+
+/// One phone enrolled as a second factor of an account (`mfaInfo[]` on the wire).
+public struct MFAEnrollment: Sendable, Equatable {
+    /// 28 characters, unique within the account.
+    public var enrollmentID: String
+    /// E.164.
+    public var phoneNumber: String
+    public var displayName: String?
+    public var enrolledAt: Millis
+
+    public init(enrollmentID: String, phoneNumber: String, displayName: String? = nil, enrolledAt: Millis) {
+        self.enrollmentID = enrollmentID; self.phoneNumber = phoneNumber; self.displayName = displayName; self.enrolledAt = enrolledAt
+    }
+
+    /// Every digit but the last four as `*` (`+*******1234`): what a hint shows before the second
+    /// factor is passed.
+    public var obfuscatedPhone: String { MFAEnrollment.obfuscate(phoneNumber) }
+
+    public static func obfuscate(_ number: String) -> String {
+        let digits = number.utf8.filter { $0 >= 0x30 && $0 <= 0x39 }.count
+        var seen = 0
+        var out = ""
+        for c in number {
+            if c.isASCII, let d = c.asciiValue, d >= 0x30, d <= 0x39 {
+                seen += 1
+                out.append(seen > digits - 4 ? c : "*")
+            } else {
+                out.append(c)
+            }
+        }
+        return out
+    }
+
+    /// At most this many factors per account.
+    public static let maxPerAccount = 5
+    /// The length of an enrollment id, as Firebase's.
+    public static let idLength = 28
+}
+
+/// The second factor a token was earned with: its claims `firebase.sign_in_second_factor` and
+/// `firebase.second_factor_identifier`.
+public struct SecondFactor: Sendable, Equatable {
+    /// `phone`.
+    public var factor: String
+    /// The enrollment id used.
+    public var identifier: String
+
+    public init(factor: String = "phone", identifier: String) { self.factor = factor; self.identifier = identifier }
+}
+
+/// What a phone code is for (`PhoneVerificationRecord.purpose`): each flow accepts only codes
+/// sent for it, so a second factor's code signs nobody in as a first factor, and one sent to
+/// enrol a phone for one user, or for one pending sign-in, serves no other.
+public enum PhoneCodePurpose {
+    public static let signIn = ""
+    public static func enrolment(localID: String) -> String { "mfa-enrol:" + localID }
+    public static func secondFactor(pending credentialHash: [UInt8]) -> String { "mfa-sign-in:" + Hex.encode(credentialHash) }
+}

@@ -1,0 +1,112 @@
+import AuthCrypto
+
+/// A first factor passed by a user with a second factor: no tokens yet, a pending credential and
+/// the hints of the factors (obfuscated numbers) instead.
+public struct MFAChallenge: Sendable, Equatable {
+    /// `mfaPendingCredential`: random, stored hashed, single use, `PhoneMFA.pendingLifetime` long.
+    public let pendingCredential: String
+    public let enrollments: [MFAEnrollment]
+}
+
+extension PhoneMFA {
+    public static let pendingPrefix = "ghmfa1."
+    /// Ten minutes to pass the second factor.
+    public static let pendingLifetime: Millis = 600_000
+
+    public static func hash(pendingCredential: String) -> [UInt8] { Digest.sha256(pendingCredential) }
+
+    /// Whether a first factor of `account` must be followed by a second one.
+    public static func requiresSecondFactor(_ account: Account, project: ProjectSettings) -> Bool {
+        project.mfa.allowsPhone && !account.mfaEnrollments.isEmpty
+    }
+
+    /// Inside the first factor's transaction: the pending credential for `account`, bound to the
+    /// project, the user and the first factor. The first factor's own record (a link, a code) is
+    /// already consumed; `lastLoginAt` waits for the second factor.
+    public static func challenge(_ account: Account, firstFactor: String, store: MFAStore, clock: Clock,
+                                 random: RandomSource) throws -> MFAChallenge {
+        let now = clock.now()
+        let credential = PhoneMFA.pendingPrefix + random.token(bytes: 32)
+        try store.purgeMFAPending(before: now - PhoneMFA.pendingLifetime)
+        try store.insertMFAPending(MFAPendingRecord(
+            credentialHash: hash(pendingCredential: credential), projectID: account.projectID, localID: account.localID,
+            firstFactor: firstFactor, authTime: now / 1000, createdAt: now, expiresAt: now + PhoneMFA.pendingLifetime))
+        return MFAChallenge(pendingCredential: credential, enrollments: account.mfaEnrollments)
+    }
+
+    /// The pending sign-in a credential names, while it can still be finished.
+    func pending(_ credential: String) throws -> MFAPendingRecord {
+        guard credential.hasPrefix(PhoneMFA.pendingPrefix), credential.utf8.count <= 128,
+              let record = try store.mfaPending(hash: PhoneMFA.hash(pendingCredential: credential)),
+              record.projectID == project.id, record.consumedAt == nil, clock.now() < record.expiresAt else {
+            throw AuthError(.invalidMFAPendingCredential)
+        }
+        return record
+    }
+
+    /// `mfaSignIn:start`: a code to the enrolled number of `enrollmentID` (never to a number the
+    /// client names: iOS sends the hint's obfuscated one).
+    public func startSignIn(pendingCredential: String?, enrollmentID: String?, _ request: CodeRequest) throws -> PhoneSignIn.SendResult {
+        try requireEnabled()
+        guard let pendingCredential, !pendingCredential.isEmpty else {
+            throw AuthError(.missingMFAPendingCredential, "Request does not have MFA pending credential.")
+        }
+        guard let enrollmentID, !enrollmentID.isEmpty else {
+            throw AuthError(.missingMFAEnrollmentID, "No second factor identifier is provided.")
+        }
+        let record = try pending(pendingCredential)
+        guard let account = try store.account(project: project.id, localID: record.localID) else { throw AuthError(.userNotFound) }
+        if account.disabled { throw AuthError(.userDisabled) }
+        guard let enrollment = account.mfaEnrollments.first(where: { $0.enrollmentID == enrollmentID }) else {
+            throw AuthError(.mfaEnrollmentNotFound)
+        }
+        return try phone.sendCode(PhoneSignIn.SendRequest(
+            phoneNumber: enrollment.phoneNumber, appToken: request.appToken, apiKey: request.apiKey, appID: request.appID,
+            remoteAddress: request.remoteAddress, purpose: PhoneCodePurpose.secondFactor(pending: record.credentialHash),
+            composeSMS: request.composeSMS))
+    }
+
+    /// What `finishSignIn` signed in.
+    public struct SignedIn: Sendable {
+        public let account: Account
+        public let enrollment: MFAEnrollment
+        public let firstFactor: String
+        /// Nil when the caller asked for none (the hosted page sets a session cookie instead).
+        public let tokens: IssuedTokens?
+    }
+
+    /// `mfaSignIn:finalize`: the code sent for this pending sign-in completes it, once. The
+    /// factor is the enrolled one whose number the code went to.
+    public func finishSignIn(pendingCredential: String?, sessionInfo: String?, code: String?, remoteAddress: String,
+                             issueTokens: Bool = true) throws -> SignedIn {
+        try requireEnabled()
+        guard let pendingCredential, !pendingCredential.isEmpty else {
+            throw AuthError(.missingCredential, "Please set MFA Pending Credential.")
+        }
+        let record = try pending(pendingCredential)
+        let outcome = try phone.verifyCode(sessionInfo: sessionInfo, code: code,
+                                           purpose: PhoneCodePurpose.secondFactor(pending: record.credentialHash),
+                                           remoteAddress: remoteAddress) { verified -> (Account, MFAEnrollment, SignInTokens.Pending?) in
+            let now = clock.now()
+            guard try store.consumeMFAPending(hash: record.credentialHash, now: now) else { throw AuthError(.invalidMFAPendingCredential) }
+            guard var account = try store.account(project: project.id, localID: record.localID) else { throw AuthError(.userNotFound) }
+            if account.disabled { throw AuthError(.userDisabled) }
+            guard let enrollment = account.mfaEnrollments.first(where: { $0.phoneNumber == verified.phoneNumber }) else {
+                throw AuthError(.mfaEnrollmentNotFound)
+            }
+            account.lastLoginAt = now
+            if issueTokens { account.lastRefreshAt = now }
+            try store.updateAccount(account)
+            try store.audit(AuditEvent(projectID: project.id, event: "mfa.sign_in", localID: account.localID, remoteAddress: remoteAddress,
+                                       detail: enrollment.enrollmentID), at: now)
+            let pending = issueTokens
+                ? try SignInTokens(tokens: tokens, store: store, random: random).record(
+                    for: account, provider: record.firstFactor, authTime: now / 1000,
+                    secondFactor: SecondFactor(identifier: enrollment.enrollmentID))
+                : nil
+            return (account, enrollment, pending)
+        }
+        let issued = try outcome.2.map { try SignInTokens(tokens: tokens, store: store, random: random).finish($0) }
+        return SignedIn(account: outcome.0, enrollment: outcome.1, firstFactor: record.firstFactor, tokens: issued)
+    }
+}

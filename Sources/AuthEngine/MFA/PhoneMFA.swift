@@ -1,0 +1,152 @@
+import AuthCrypto
+
+/// Phone as a second factor (firebase-wire.md §2.17, §5.4; gatehouse.md "Second factor"): enrolling
+/// a phone, withdrawing it, and signing in with it after a first factor handed out a pending
+/// credential. The codes are the phone sign-in's (`PhoneSignIn`): same code rules, reentrancy,
+/// attempt budget, per-number and per-client limits, region policy, app verification, test
+/// numbers and SMS text; each code is bound to its purpose (`PhoneCodePurpose`).
+public struct PhoneMFA {
+    public let store: GatehouseStore
+    public let clock: Clock
+    public let random: RandomSource
+    public let tokens: TokenService
+    public let project: ProjectSettings
+
+    public init(store: GatehouseStore, clock: Clock, random: RandomSource, tokens: TokenService, project: ProjectSettings) {
+        self.store = store; self.clock = clock; self.random = random; self.tokens = tokens; self.project = project
+    }
+
+    var phone: PhoneSignIn { PhoneSignIn(store: store, clock: clock, random: random, tokens: tokens, project: project) }
+    var accounts: Accounts { Accounts(store: store, tokens: tokens) }
+
+    /// First factors a second factor cannot follow (firebase-wire.md §5.4).
+    static let ineligibleFirstFactors: Set<String> = ["anonymous", "phone", "custom", "gc.apple.com"]
+
+    /// Every MFA call needs the project's phone second factor on.
+    func requireEnabled() throws {
+        guard project.mfa.allowsPhone else { throw AuthError(.operationNotAllowed, "SMS based MFA not enabled.") }
+    }
+
+    /// How a client asks for a code: the number (enrolment only), its app verification, the
+    /// calling app and the SMS text, as for a first-factor send.
+    public struct CodeRequest {
+        public var phoneNumber: String?
+        public var appToken: String?
+        public var apiKey: String?
+        public var appID: String
+        public var remoteAddress: String
+        public var composeSMS: (_ code: String) -> String
+
+        public init(phoneNumber: String? = nil, appToken: String? = nil, apiKey: String? = nil, appID: String = "",
+                    remoteAddress: String, composeSMS: @escaping (_ code: String) -> String) {
+            self.phoneNumber = phoneNumber; self.appToken = appToken; self.apiKey = apiKey; self.appID = appID
+            self.remoteAddress = remoteAddress; self.composeSMS = composeSMS
+        }
+    }
+
+    // MARK: Enrolment
+
+    /// `mfaEnrollment:start`: checks the caller may enrol this number, then sends it a code.
+    public func startEnrolment(idToken: String?, _ request: CodeRequest) throws -> PhoneSignIn.SendResult {
+        try requireEnabled()
+        let (account, verified) = try accounts.account(forIDToken: idToken, project: project.id)
+        try checkEligible(account, firstFactor: verified.signInProvider)
+        guard let raw = request.phoneNumber, !raw.isEmpty else { throw AuthError(.invalidArgument, "((Missing phoneEnrollmentInfo.))") }
+        let number = try PhoneSignIn.parse(raw, project: project)
+        try checkNewFactor(number.e164, on: account)
+        return try phone.sendCode(PhoneSignIn.SendRequest(
+            phoneNumber: number.e164, appToken: request.appToken, apiKey: request.apiKey, appID: request.appID,
+            remoteAddress: request.remoteAddress, purpose: PhoneCodePurpose.enrolment(localID: account.localID),
+            composeSMS: request.composeSMS))
+    }
+
+    /// `mfaEnrollment:finalize`: the code sent for this user's enrolment adds the phone as a
+    /// factor; the answer is new tokens that carry it as the sign-in's second factor.
+    public func finishEnrolment(idToken: String?, sessionInfo: String?, code: String?, displayName: String?,
+                                remoteAddress: String) throws -> (account: Account, enrollment: MFAEnrollment, tokens: IssuedTokens) {
+        try requireEnabled()
+        let (account, verified) = try accounts.account(forIDToken: idToken, project: project.id)
+        try checkEligible(account, firstFactor: verified.signInProvider)
+        let name = try PhoneMFA.displayName(displayName)
+        let (enrolled, enrollment, pending) = try phone.verifyCode(
+            sessionInfo: sessionInfo, code: code, purpose: PhoneCodePurpose.enrolment(localID: account.localID),
+            remoteAddress: remoteAddress) { record -> (Account, MFAEnrollment, SignInTokens.Pending) in
+            guard var fresh = try store.account(project: project.id, localID: account.localID) else { throw AuthError(.userNotFound) }
+            if fresh.disabled { throw AuthError(.userDisabled) }
+            try checkNewFactor(record.phoneNumber, on: fresh)
+            let now = clock.now()
+            let enrollment = MFAEnrollment(enrollmentID: newEnrollmentID(in: fresh), phoneNumber: record.phoneNumber,
+                                           displayName: name, enrolledAt: now)
+            fresh.mfaEnrollments.append(enrollment)
+            fresh.lastRefreshAt = now
+            try store.updateAccount(fresh)
+            try store.audit(AuditEvent(projectID: project.id, event: "mfa.enrol", localID: fresh.localID, remoteAddress: remoteAddress,
+                                       detail: enrollment.enrollmentID), at: now)
+            let pending = try SignInTokens(tokens: tokens, store: store, random: random).record(
+                for: fresh, provider: verified.signInProvider, authTime: now / 1000,
+                secondFactor: SecondFactor(identifier: enrollment.enrollmentID))
+            return (fresh, enrollment, pending)
+        }
+        let issued = try SignInTokens(tokens: tokens, store: store, random: random).finish(pending)
+        return (enrolled, enrollment, issued)
+    }
+
+    /// `mfaEnrollment:withdraw`: removes a factor and revokes the sessions and tokens issued
+    /// before (as Firebase does); the caller gets new tokens, with no second factor.
+    public func withdraw(idToken: String?, enrollmentID: String?, remoteAddress: String) throws -> (account: Account, tokens: IssuedTokens) {
+        try requireEnabled()
+        let (account, verified) = try accounts.account(forIDToken: idToken, project: project.id)
+        guard let enrollmentID, !enrollmentID.isEmpty else { throw AuthError(.missingMFAEnrollmentID) }
+        let (updated, pending) = try store.transaction { () -> (Account, SignInTokens.Pending) in
+            guard var fresh = try store.account(project: project.id, localID: account.localID) else { throw AuthError(.userNotFound) }
+            guard fresh.mfaEnrollments.contains(where: { $0.enrollmentID == enrollmentID }) else { throw AuthError(.mfaEnrollmentNotFound) }
+            let now = clock.now()
+            fresh.mfaEnrollments.removeAll { $0.enrollmentID == enrollmentID }
+            // Tokens issued before this second are revoked; the new ones are issued after it.
+            fresh.validSince = now / 1000
+            fresh.lastRefreshAt = now
+            try store.updateAccount(fresh)
+            _ = try store.revokeRefreshTokens(project: project.id, localID: fresh.localID, createdBefore: now + 1, at: now)
+            _ = try store.revokeSessions(project: project.id, localID: fresh.localID, createdBefore: now + 1, at: now)
+            try store.audit(AuditEvent(projectID: project.id, event: "mfa.withdraw", localID: fresh.localID, remoteAddress: remoteAddress,
+                                       detail: enrollmentID), at: now)
+            let pending = try SignInTokens(tokens: tokens, store: store, random: random).record(
+                for: fresh, provider: verified.signInProvider, authTime: verified.authTime)
+            return (fresh, pending)
+        }
+        return (updated, try SignInTokens(tokens: tokens, store: store, random: random).finish(pending))
+    }
+
+    func checkEligible(_ account: Account, firstFactor: String) throws {
+        if PhoneMFA.ineligibleFirstFactors.contains(firstFactor) {
+            throw AuthError(.unsupportedFirstFactor, "MFA is not available for the given first factor.")
+        }
+        guard account.email != nil, account.emailVerified else {
+            throw AuthError(.unverifiedEmail, "Need to verify email first before enrolling second factors.")
+        }
+    }
+
+    func checkNewFactor(_ e164: String, on account: Account) throws {
+        if account.mfaEnrollments.contains(where: { $0.phoneNumber == e164 }) {
+            throw AuthError(.secondFactorExists, "Phone number already enrolled as second factor for this account.")
+        }
+        if account.mfaEnrollments.count >= MFAEnrollment.maxPerAccount { throw AuthError(.secondFactorLimitExceeded) }
+    }
+
+    /// A new enrollment id: 28 characters of the user-id alphabet, not used by the account.
+    func newEnrollmentID(in account: Account) -> String {
+        while true {
+            let id = random.userID()
+            if !account.mfaEnrollments.contains(where: { $0.enrollmentID == id }) { return id }
+        }
+    }
+
+    /// A factor's name as the user gave it: at most 128 bytes, no control characters.
+    static func displayName(_ raw: String?) throws -> String? {
+        guard let raw, !raw.isEmpty else { return nil }
+        guard raw.utf8.count <= 128, !raw.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw AuthError(.invalidArgument, "Invalid displayName.")
+        }
+        return raw
+    }
+}
