@@ -42,6 +42,13 @@ enum RouteTable {
         api("POST", ["\(itk)/accounts:sendVerificationCode", "\(legacy)/sendVerificationCode"], [.apiKey, .json], PhoneAPI.sendVerificationCode)
         api("POST", ["\(itk)/accounts:signInWithPhoneNumber", "\(legacy)/verifyPhoneNumber"], [.apiKey, .json], PhoneAPI.signInWithPhoneNumber)
 
+        // Phone second factor, v2 (§2.17)
+        api("POST", ["\(itk2)/accounts/mfaEnrollment:start"], [.apiKey, .json], MFAAPI.enrollmentStart)
+        api("POST", ["\(itk2)/accounts/mfaEnrollment:finalize"], [.apiKey, .json], MFAAPI.enrollmentFinalize)
+        api("POST", ["\(itk2)/accounts/mfaEnrollment:withdraw"], [.apiKey, .json], MFAAPI.enrollmentWithdraw)
+        api("POST", ["\(itk2)/accounts/mfaSignIn:start"], [.apiKey, .json], MFAAPI.signInStart)
+        api("POST", ["\(itk2)/accounts/mfaSignIn:finalize"], [.apiKey, .json], MFAAPI.signInFinalize)
+
         // App verification (§2.14, §4.4)
         api("GET", ["/__/auth/challenge"], [], AppVerificationAPI.challenge)
         api("POST", ["/__/auth/challenge"], [.json], AppVerificationAPI.solve)

@@ -205,7 +205,7 @@ struct Config {
 
     static let knownProjectKeys: Set<String> = ["id", "api_keys", "authorized_domains", "ios_apps", "android_apps", "test_phone_numbers",
                                                 "sms_regions", "default_locale", "sms_origin_domain", "phone", "email_link", "session", "$comment",
-                                                "app_verification"]
+                                                "app_verification", "mfa"]
 
     static func project(_ j: JSON, index: Int, dev: Bool, problems: inout [String]) -> ProjectSettings {
         let pfx = "projects[\(index)]."
@@ -265,6 +265,11 @@ struct Config {
         if let l = c.str(j, "default_locale", &problems, prefix: pfx) { p.defaultLocale = l }
         if let d = c.str(j, "sms_origin_domain", &problems, prefix: pfx) { p.smsOriginDomain = d } else if let first = p.authorizedDomains.first {
             p.smsOriginDomain = first
+        }
+        if let m = c.str(j, "mfa", &problems, prefix: pfx) {
+            if let state = MFAState(rawValue: m.uppercased()) { p.mfa = state } else {
+                problems.append("\(pfx)mfa: expected DISABLED, ENABLED or MANDATORY")
+            }
         }
         if let ph = j["phone"] {
             let q = pfx + "phone."

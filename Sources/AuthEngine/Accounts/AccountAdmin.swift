@@ -16,7 +16,20 @@ public struct AccountChanges: Sendable {
     public var deleteAttributes: [String] = []
     /// Provider ids, e.g. `phone`, `password`.
     public var deleteProviders: [String] = []
+    /// The account's second factors as a whole (`mfa.enrollments`; empty clears them).
+    public var mfaEnrollments: [EnrollmentInput]?
     public init() {}
+
+    /// One factor as an admin sets it: the id and time are kept when given.
+    public struct EnrollmentInput: Sendable {
+        public var enrollmentID: String?
+        public var phoneNumber: String?
+        public var displayName: String?
+        public var enrolledAt: Millis?
+        public init(enrollmentID: String?, phoneNumber: String?, displayName: String?, enrolledAt: Millis?) {
+            self.enrollmentID = enrollmentID; self.phoneNumber = phoneNumber; self.displayName = displayName; self.enrolledAt = enrolledAt
+        }
+    }
 }
 
 /// Account management for the Admin SDKs and the `gatehouse users` command: create, update,
@@ -97,6 +110,7 @@ public struct AccountAdmin {
             if let d = c.disabled { a.disabled = d }
             if let claims { a.customAttributes = claims }
             try AccountRules.apply(deleteAttributes: c.deleteAttributes, deleteProviders: c.deleteProviders, to: &a)
+            if let list = c.mfaEnrollments { a.mfaEnrollments = try enrollments(list, now: now) }
             if let v = c.validSince { try revokeLocked(&a, validSince: v, now: now) }
             try store.updateAccount(a)
             try store.audit(AuditEvent(projectID: project, event: "admin_update", localID: id), at: now)
@@ -104,6 +118,30 @@ public struct AccountAdmin {
         }
         cache?.evict(project: project, localID: id)
         return updated
+    }
+
+    /// An admin's list of factors: valid E.164 numbers, each once, at most `MFAEnrollment.maxPerAccount`,
+    /// ids as given (valid and distinct) or new.
+    func enrollments(_ list: [AccountChanges.EnrollmentInput], now: Millis) throws -> [MFAEnrollment] {
+        guard list.count <= MFAEnrollment.maxPerAccount else { throw AuthError(.secondFactorLimitExceeded) }
+        var out: [MFAEnrollment] = []
+        for e in list {
+            guard let raw = e.phoneNumber, !raw.isEmpty else { throw AuthError(.invalidArgument, "mfa.enrollments: phoneInfo is required") }
+            let phone = try AccountRules.phone(raw)
+            if out.contains(where: { $0.phoneNumber == phone }) {
+                throw AuthError(.secondFactorExists, "Phone number already enrolled as second factor for this account.")
+            }
+            var id = e.enrollmentID ?? ""
+            if id.isEmpty {
+                repeat { id = random.userID() } while out.contains(where: { $0.enrollmentID == id })
+            } else {
+                try AccountRules.checkLocalID(id)
+                if out.contains(where: { $0.enrollmentID == id }) { throw AuthError(.invalidArgument, "mfa.enrollments: duplicate mfaEnrollmentId") }
+            }
+            let name = try AccountRules.text(e.displayName, "displayName")
+            out.append(MFAEnrollment(enrollmentID: id, phoneNumber: phone, displayName: name, enrolledAt: e.enrolledAt ?? now))
+        }
+        return out
     }
 
     /// Revokes every session and refresh token of a user issued before `validSince` (default now).

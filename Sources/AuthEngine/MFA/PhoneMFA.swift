@@ -23,7 +23,7 @@ public struct PhoneMFA {
     static let ineligibleFirstFactors: Set<String> = ["anonymous", "phone", "custom", "gc.apple.com"]
 
     /// Every MFA call needs the project's phone second factor on.
-    func requireEnabled() throws {
+    public func requireEnabled() throws {
         guard project.mfa.allowsPhone else { throw AuthError(.operationNotAllowed, "SMS based MFA not enabled.") }
     }
 
@@ -51,8 +51,7 @@ public struct PhoneMFA {
         try requireEnabled()
         let (account, verified) = try accounts.account(forIDToken: idToken, project: project.id)
         try checkEligible(account, firstFactor: verified.signInProvider)
-        guard let raw = request.phoneNumber, !raw.isEmpty else { throw AuthError(.invalidArgument, "((Missing phoneEnrollmentInfo.))") }
-        let number = try PhoneSignIn.parse(raw, project: project)
+        let number = try PhoneSignIn.parse(request.phoneNumber, project: project)
         try checkNewFactor(number.e164, on: account)
         return try phone.sendCode(PhoneSignIn.SendRequest(
             phoneNumber: number.e164, appToken: request.appToken, apiKey: request.apiKey, appID: request.appID,

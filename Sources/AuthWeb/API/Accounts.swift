@@ -116,6 +116,23 @@ enum AccountsAPI {
         }
         c.deleteAttributes = ctx.stringArray("deleteAttribute")
         c.deleteProviders = ctx.stringArray("deleteProvider")
+        if let mfa = ctx.body["mfa"], !mfa.isNull {
+            // What the Node.js Admin SDK sends for `multiFactor.enrolledFactors` (an empty or absent
+            // list clears them); admins only.
+            guard ctx.isAdmin else { throw AuthError(.insufficientPermission) }
+            guard case .object = mfa else { throw AuthError(.invalidArgument, "mfa must be an object") }
+            let items = mfa["enrollments"]?.arrayValue ?? []
+            c.mfaEnrollments = try items.map { e in
+                guard case .object = e else { throw AuthError(.invalidArgument, "mfa.enrollments: expected objects") }
+                var at: Millis?
+                if let text = e["enrolledAt"]?.stringValue {
+                    guard let ms = UserInfoJSON.parseRFC3339(text) else { throw AuthError(.invalidArgument, "mfa.enrollments: invalid enrolledAt") }
+                    at = ms
+                }
+                return AccountChanges.EnrollmentInput(enrollmentID: e["mfaEnrollmentId"]?.stringValue, phoneNumber: e["phoneInfo"]?.stringValue,
+                                                      displayName: e["displayName"]?.stringValue, enrolledAt: at)
+            }
+        }
         return c
     }
 }

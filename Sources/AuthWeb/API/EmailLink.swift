@@ -29,6 +29,10 @@ enum EmailLinkAPI {
                                             remoteAddress: ctx.request.remoteAddress)
         var pairs: [(String, JSONConvertible?)] = [("kind", "identitytoolkit#EmailLinkSigninResponse")]
         pairs += res.tokens?.wirePairs ?? []
+        if let challenge = res.challenge {
+            // A second factor must follow: no tokens, the pending credential and the hints (§2.17).
+            pairs += [("mfaPendingCredential", challenge.pendingCredential), ("mfaInfo", MFAAPI.hints(challenge.enrollments))]
+        }
         pairs += [("email", res.account.email), ("localId", res.account.localID), ("isNewUser", res.isNewUser)]
         return .json(.obj(pairs))
     }

@@ -1,0 +1,100 @@
+import AuthEngine
+import HTTP
+import JSONValue
+
+/// Phone second factor wire endpoints, Identity Toolkit v2 (firebase-wire.md §2.17):
+/// `accounts/mfaEnrollment:start|finalize|withdraw` and `accounts/mfaSignIn:start|finalize`.
+enum MFAAPI {
+    static func flow(_ ctx: Context) -> PhoneMFA {
+        PhoneMFA(store: ctx.store, clock: ctx.app.clock, random: ctx.app.random, tokens: ctx.app.tokens, project: ctx.project)
+    }
+
+    /// `phoneEnrollmentInfo` / `phoneSignInInfo`: the number (enrolment only), the app
+    /// verification (`recaptchaToken`: a Gatehouse app token) and the calling app.
+    static func codeRequest(_ ctx: Context, _ info: JSON) -> PhoneMFA.CodeRequest {
+        let token = info["recaptchaToken"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        return PhoneMFA.CodeRequest(phoneNumber: info["phoneNumber"]?.stringValue, appToken: token, apiKey: ctx.apiKey,
+                                    appID: PhoneAPI.appID(ctx), remoteAddress: ctx.request.remoteAddress,
+                                    composeSMS: SMSText.composer(ctx))
+    }
+
+    /// A nested object of the body, nil when absent or not an object.
+    static func object(_ ctx: Context, _ key: String) -> JSON? {
+        guard let v = ctx.body[key], case .object = v else { return nil }
+        return v
+    }
+
+    /// `{idToken, phoneEnrollmentInfo{phoneNumber, recaptchaToken…}}` → `{phoneSessionInfo{sessionInfo}}`.
+    static func enrollmentStart(_ ctx: inout Context) throws -> Response {
+        try ctx.refuseTenant()
+        let flow = flow(ctx)
+        try flow.requireEnabled()
+        guard let info = object(ctx, "phoneEnrollmentInfo") else { throw AuthError(.invalidArgument, "((Missing phoneEnrollmentInfo.))") }
+        let result = try flow.startEnrolment(idToken: ctx.string("idToken"), codeRequest(ctx, info))
+        if result.smsQueued { ctx.app.outboxNotifier() }
+        return .json(.obj(("phoneSessionInfo", JSON.obj(("sessionInfo", result.sessionInfo)))))
+    }
+
+    /// `{idToken, phoneVerificationInfo{sessionInfo, code}, displayName?}` → `{idToken, refreshToken}`
+    /// carrying the new factor as the sign-in's second factor.
+    static func enrollmentFinalize(_ ctx: inout Context) throws -> Response {
+        try ctx.refuseTenant()
+        let flow = flow(ctx)
+        try flow.requireEnabled()
+        guard let info = object(ctx, "phoneVerificationInfo") else { throw AuthError(.invalidArgument, "((Missing phoneVerificationInfo.))") }
+        let result = try flow.finishEnrolment(idToken: ctx.string("idToken"), sessionInfo: info["sessionInfo"]?.stringValue,
+                                              code: info["code"]?.stringValue, displayName: ctx.string("displayName"),
+                                              remoteAddress: ctx.request.remoteAddress)
+        ctx.app.sessionCache.evict(project: ctx.project.id, localID: result.account.localID)
+        return .json(.obj(result.tokens.wirePairs))
+    }
+
+    /// `{idToken, mfaEnrollmentId}` → `{idToken, refreshToken}`; earlier sessions are revoked.
+    static func enrollmentWithdraw(_ ctx: inout Context) throws -> Response {
+        try ctx.refuseTenant()
+        let result = try flow(ctx).withdraw(idToken: ctx.string("idToken"), enrollmentID: ctx.string("mfaEnrollmentId"),
+                                            remoteAddress: ctx.request.remoteAddress)
+        ctx.app.sessionCache.evict(project: ctx.project.id, localID: result.account.localID)
+        return .json(.obj(result.tokens.wirePairs))
+    }
+
+    /// `{mfaPendingCredential, mfaEnrollmentId, phoneSignInInfo{recaptchaToken…}}` →
+    /// `{phoneResponseInfo{sessionInfo}}`; the code goes to the enrolled number.
+    static func signInStart(_ ctx: inout Context) throws -> Response {
+        try ctx.refuseTenant()
+        let info = object(ctx, "phoneSignInInfo") ?? .object([])
+        let result = try flow(ctx).startSignIn(pendingCredential: ctx.string("mfaPendingCredential"),
+                                               enrollmentID: ctx.string("mfaEnrollmentId"), codeRequest(ctx, info))
+        if result.smsQueued { ctx.app.outboxNotifier() }
+        return .json(.obj(("phoneResponseInfo", JSON.obj(("sessionInfo", result.sessionInfo)))))
+    }
+
+    /// `{mfaPendingCredential, phoneVerificationInfo{sessionInfo, code}}` → `{idToken, refreshToken}`.
+    static func signInFinalize(_ ctx: inout Context) throws -> Response {
+        try ctx.refuseTenant()
+        let flow = flow(ctx)
+        try flow.requireEnabled()
+        let credential = ctx.string("mfaPendingCredential")
+        guard let credential, !credential.isEmpty else { throw AuthError(.missingCredential, "Please set MFA Pending Credential.") }
+        guard let info = object(ctx, "phoneVerificationInfo") else { throw AuthError(.invalidArgument, "MFA provider not supported!") }
+        let result = try flow.finishSignIn(pendingCredential: credential, sessionInfo: info["sessionInfo"]?.stringValue,
+                                           code: info["code"]?.stringValue, remoteAddress: ctx.request.remoteAddress)
+        return .json(.obj((result.tokens?.wirePairs ?? []) + [("localId", result.account.localID)]))
+    }
+
+    /// The hints of a first-factor answer: numbers obfuscated, no unobfuscated field.
+    static func hints(_ enrollments: [MFAEnrollment]) -> JSON {
+        .array(enrollments.map { e in
+            .obj(("mfaEnrollmentId", e.enrollmentID), ("displayName", e.displayName), ("phoneInfo", e.obfuscatedPhone),
+                 ("enrolledAt", UserInfoJSON.rfc3339(e.enrolledAt)))
+        })
+    }
+
+    /// The account's own factors (`accounts:lookup`, admin reads): the numbers in full.
+    static func info(_ enrollments: [MFAEnrollment]) -> JSON {
+        .array(enrollments.map { e in
+            .obj(("mfaEnrollmentId", e.enrollmentID), ("displayName", e.displayName), ("phoneInfo", e.phoneNumber),
+                 ("enrolledAt", UserInfoJSON.rfc3339(e.enrolledAt)), ("unobfuscatedPhoneInfo", e.phoneNumber))
+        })
+    }
+}
