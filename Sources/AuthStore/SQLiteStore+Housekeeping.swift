@@ -25,6 +25,8 @@ extension SQLiteStore: HousekeepingStore {
             return try deleteBatch("app_verification_replays", key: "challenge_id", where: "expires_at <= ?", cutoff, limit)
         case .appTokens:
             return try deleteBatch("app_tokens", key: "token_hash", where: "expires_at <= ?", cutoff, limit)
+        case .mfaPending:
+            return try deleteBatch("mfa_pending", key: "credential_hash", where: "expires_at < ?", cutoff, limit)
         case .sessions:
             return try deleteBatch("sessions", key: "sid_hash", where: "expires_at < ?", cutoff, limit)
         case .refreshTokens:

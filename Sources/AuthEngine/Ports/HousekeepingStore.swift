@@ -20,6 +20,8 @@ public enum PurgeKind: String, CaseIterable, Sendable {
     case outbox
     /// `audit_log` rows written before the cutoff.
     case auditLog = "audit_log"
+    /// `mfa_pending` (pending second-factor sign-ins) whose `expires_at` is before the cutoff.
+    case mfaPending = "mfa_pending"
 }
 
 /// Bounded deletes for `Housekeeping`: each call deletes at most `limit` rows of one kind, in
