@@ -285,7 +285,7 @@ def main(argv):
             state["id_token_big"] = mint_id_token(big)
             growth1k.tool("seed", "--count", "1000")
             state["id_token_growth1k"] = mint_id_token(growth1k)
-        env = Env(bl_cookie=bl.make_cookie())
+        env = Env(bl_cookie=bl.make_cookie(), admin_token=token)
         # A second instance for the rows of a project that allows every region (page_all, page_large).
         all_regions = None
         if any(s.instance == "all_regions" for s in selected(args)):

@@ -106,3 +106,5 @@ class Env:
     api_key: str = stack.API_KEY
     project: str = stack.PROJECT
     numbers: dict = field(default_factory=lambda: dict(stack.TEST_NUMBERS))
+    # The instance's admin token (scenarios that set users up through the admin API).
+    admin_token: str = ""

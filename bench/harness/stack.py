@@ -74,6 +74,9 @@ def project_settings(all_regions=False):
         "authorized_domains": ["127.0.0.1", "localhost"],
         "test_phone_numbers": TEST_NUMBERS,
         "sms_regions": every_region() if all_regions else ["US"],
+        # The MFA scenario's users have test numbers as second factors (phone-flow users, who
+        # have them as first factors, have none).
+        "mfa": "ENABLED",
         # Each flow presents its own client address, so these are never the bottleneck; they are
         # raised to the configurable maximum so that a reused address cannot throttle a round.
         "phone": {"verify_attempts_per_ip_per_5min": 10000, "sends_per_ip_per_hour": 10000},
