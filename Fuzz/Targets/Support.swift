@@ -49,6 +49,7 @@ let fuzzProject: ProjectSettings = {
         androidApps: [AndroidApp(packageName: "com.example.android", sha256Fingerprints: ["AA:BB"], extraSchemes: ["exampleapp"])],
         testPhoneNumbers: ["+15555550100": "123456", "+33600000001": "654321"])
     p.phone.allowedRegions = ["FR", "US", "DE", "ID"]
+    p.mfa = .enabled
     return p
 }()
 
