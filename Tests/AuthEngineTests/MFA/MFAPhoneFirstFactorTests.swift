@@ -32,6 +32,17 @@ struct MFAPhoneFirstFactorTests {
         #expect(try f.account(account.localID) == before)
     }
 
+    @Test("so is a phone re-authentication of an enrolled user")
+    func reauth() throws {
+        let f = try F()
+        let account = try phoneUserWithFactor(f)
+        let (sessionInfo, code) = try firstFactorCode(f)
+        let before = try f.account(account.localID)
+        #expect(wireError { try f.phone.signIn(.init(sessionInfo: sessionInfo, code: code, operation: .reauth, remoteAddress: F.ip)) }
+                == Self.unsupported)
+        #expect(try f.account(account.localID) == before)
+    }
+
     @Test("the hosted page's phone sign-in (no tokens) is refused the same way")
     func hostedPage() throws {
         let f = try F()
