@@ -187,14 +187,15 @@ extension PhoneSignIn {
             account.phoneNumber = e164
         } else if let owner {
             account = owner
-            if PhoneMFA.requiresSecondFactor(owner, project: project) {
-                throw AuthError(.unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user.")
-            }
         } else {
             account = Account(projectID: project.id, localID: try Accounts(store: store, tokens: tokens).newLocalID(project: project.id, random: random),
                               createdAt: now)
             account.phoneNumber = e164
             isNew = true
+        }
+        // A sign-in or a re-authentication by phone would hand out tokens without the second factor.
+        if !linking, PhoneMFA.requiresSecondFactor(account, project: project) {
+            throw AuthError(.unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user.")
         }
         if account.disabled { throw AuthError(.userDisabled) }
         let providers = account.providers

@@ -1,0 +1,69 @@
+import Testing
+@testable import AuthEngine
+
+/// A user with a phone second factor may not use a phone as first factor (firebase-wire.md
+/// §2.17, last item): otherwise one SMS would stand for both factors.
+@Suite("MFA: phone first factor of an enrolled user")
+struct MFAPhoneFirstFactorTests {
+    typealias F = MFAFixture
+    static let unsupported = "UNSUPPORTED_FIRST_FACTOR : A phone number cannot be set as a first factor on an SMS based MFA user."
+
+    /// A user who signed up by phone, added a verified email, signed in with it and enrolled a
+    /// second phone.
+    func phoneUserWithFactor(_ f: MFAFixture) throws -> Account {
+        let (account, idToken) = try f.user(phone: F.otherPhone, provider: "password")
+        try f.enrol(idToken, F.phone)
+        return account
+    }
+
+    func firstFactorCode(_ f: MFAFixture, _ number: String = F.otherPhone) throws -> (String, String) {
+        let sent = try f.phone.sendCode(.init(phoneNumber: number, appToken: try f.appToken(), apiKey: "key-1", appID: "",
+                                              remoteAddress: F.ip, composeSMS: { "Code \($0)" }))
+        return (sent.sessionInfo, try f.code(to: number))
+    }
+
+    @Test("a phone sign-in of an enrolled user is UNSUPPORTED_FIRST_FACTOR and issues nothing")
+    func signIn() throws {
+        let f = try F()
+        let account = try phoneUserWithFactor(f)
+        let (sessionInfo, code) = try firstFactorCode(f)
+        let before = try f.account(account.localID)
+        #expect(wireError { try f.phone.signIn(.init(sessionInfo: sessionInfo, code: code, remoteAddress: F.ip)) } == Self.unsupported)
+        #expect(try f.account(account.localID) == before)
+    }
+
+    @Test("so is a phone re-authentication of an enrolled user")
+    func reauth() throws {
+        let f = try F()
+        let account = try phoneUserWithFactor(f)
+        let (sessionInfo, code) = try firstFactorCode(f)
+        let before = try f.account(account.localID)
+        #expect(wireError { try f.phone.signIn(.init(sessionInfo: sessionInfo, code: code, operation: .reauth, remoteAddress: F.ip)) }
+                == Self.unsupported)
+        #expect(try f.account(account.localID) == before)
+    }
+
+    @Test("the hosted page's phone sign-in (no tokens) is refused the same way")
+    func hostedPage() throws {
+        let f = try F()
+        _ = try phoneUserWithFactor(f)
+        let (sessionInfo, code) = try firstFactorCode(f)
+        #expect(wireError { try f.phone.signIn(.init(sessionInfo: sessionInfo, code: code, remoteAddress: F.ip, issueTokens: false)) }
+                == Self.unsupported)
+    }
+
+    @Test("once the factor is withdrawn the phone signs in again")
+    func afterWithdraw() throws {
+        let f = try F()
+        let account = try phoneUserWithFactor(f)
+        let enrollment = try #require(try f.account(account.localID).mfaEnrollments.first)
+        let idToken = try f.tokens.mintIDToken(for: try f.account(account.localID), provider: "password", store: f.store)
+        _ = try f.mfa.withdraw(idToken: idToken, enrollmentID: enrollment.enrollmentID, remoteAddress: F.ip)
+        let (sessionInfo, code) = try firstFactorCode(f)
+        guard case let .signedIn(signedIn, tokens?, _) = try f.phone.signIn(.init(sessionInfo: sessionInfo, code: code, remoteAddress: F.ip)) else {
+            Issue.record("not signed in"); return
+        }
+        #expect(signedIn.localID == account.localID)
+        #expect(try f.verify(tokens.idToken).signInProvider == "phone")
+    }
+}
