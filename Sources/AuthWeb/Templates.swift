@@ -9,6 +9,8 @@ import AuthEngine
 /// therefore reserved: they always mean the locale's strings and the language.
 public final class Templates: @unchecked Sendable {
     public let directory: String
+    /// The phone page's region tables from this folder's `regions/` files.
+    let regions: RegionTables
     private let localesLock = Lock()
     private var loadedLocales: Locales?
     /// Template name (`pages/phone`) → its file (`<directory>/templates/pages/phone.mustache`),
@@ -43,6 +45,7 @@ public final class Templates: @unchecked Sendable {
     /// `<directory>/locales` loaded, on use.
     public init(directory: String) throws {
         self.directory = directory
+        regions = RegionTables(directory: directory)
         let base = directory + "/templates"
         guard ResourceFiles.isDirectory(base) else { throw TemplateError("no templates in \(base)") }
     }

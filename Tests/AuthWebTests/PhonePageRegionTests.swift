@@ -16,6 +16,7 @@ struct PhonePageRegionTests {
     ] as [(String, String?)])
     func region(header: String, expected: String?) throws {
         let dir = try #require(Templates.bundledDirectory)
-        #expect(PhonePage.asciiRegion(header, directory: dir) == expected)
+        let tables = RegionTables(directory: dir)
+        #expect(PhonePage.asciiRegion(header, tables: RegionTables(directory: dir)) == expected)
     }
 }

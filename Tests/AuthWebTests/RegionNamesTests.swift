@@ -21,17 +21,19 @@ struct RegionNamesTests {
     @Test("the calling-code file says what the installed libphonenumber says")
     func callingCodes() throws {
         let dir = try #require(Templates.bundledDirectory)
+        let tables = RegionTables(directory: dir)
         let file = try #require(ResourceFiles.text(dir + "/regions/calling-codes.txt"))
         let rows = file.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { $0.split(separator: "\t").map(String.init) }
         let live = PhoneNumber.supportedRegions.compactMap { r in PhoneNumber.countryCode(forRegion: r).map { [r, String($0)] } }
         #expect(rows == live)
-        #expect(PhonePage.callingCodes(directory: dir).map { [$0.code, String($0.callingCode)] } == live)
+        #expect(PhonePage.callingCodes(tables: tables).map { [$0.code, String($0.callingCode)] } == live)
     }
 
     @Test("the region files give the list Foundation gives", arguments: ["en", "fr", "de", "pt", "id"])
     func countries(lang: String) throws {
         let dir = try #require(Templates.bundledDirectory)
-        let ours = PhonePage.countries(lang: lang, directory: dir)
+        let tables = RegionTables(directory: dir)
+        let ours = PhonePage.countries(lang: lang, tables: tables)
         let theirs = Self.foundationCountries(lang: lang)
         #expect(ours.map(\.code) == theirs.map(\.code))
         #expect(ours.map(\.label) == theirs.map(\.label))

@@ -12,13 +12,14 @@ struct TemplateCacheTests {
     @Test("the cached country options are exactly what the Mustache section renders, in every language", arguments: ["en", "fr", "de", "pt", "id"])
     func countryOptionsMatchMustache(lang: String) throws {
         let dir = try #require(Templates.bundledDirectory)
+        let tables = RegionTables(directory: dir)
         let section = try MustacheLinker.link(MustacheParser.parse(Self.section)) { _ in nil }
-        let list = PhonePage.countries(lang: lang, directory: dir)
+        let list = PhonePage.countries(lang: lang, tables: tables)
         // Every region of regions/calling-codes.txt, once.
         #expect(list.count == 245 && Set(list.map(\.code)).count == 245)
         for selected in ["US", "FR", "CI", list.last!.code, "ZZ", ""] {
             let rows = TemplateValue.list(list.map { ["code": .string($0.code), "label": .string($0.label), "selected": .bool($0.code == selected)] })
-            let options = PhonePage.countryOptions(lang: lang, selected: selected, directory: dir)
+            let options = PhonePage.countryOptions(lang: lang, selected: selected, tables: tables)
             let ours = MustacheRenderer.render([.variable(MustachePath("o"), escaped: false)], stack: [["o": options]])
             #expect(ours == MustacheRenderer.render(section, stack: [["countries": rows]]))
         }
@@ -45,6 +46,7 @@ struct TemplateCacheTests {
     @Test("a page renders with its layout without parsing every template first, and as before")
     func lazyRender() throws {
         let dir = try #require(Templates.bundledDirectory)
+        let tables = RegionTables(directory: dir)
         let lazy = try Templates(directory: dir)
         let eager = try Templates(directory: dir)
         try eager.validateAll()

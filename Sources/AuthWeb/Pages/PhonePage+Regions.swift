@@ -1,5 +1,4 @@
 import AuthEngine
-import Synchronization
 
 /// Which regions the hosted phone page's country list offers for a project: the regions the
 /// project can text (`sms_regions`, `PhonePolicy.allowedRegions`) plus a region for each of its
@@ -18,35 +17,29 @@ extension PhonePage {
 
     /// A project's region settings and what they offer. The look-up compares the settings with
     /// `==`, which for the copies a request holds of the configured arrays is an identity check.
-    private struct OfferedEntry {
+    struct OfferedEntry {
         let allowed: [String]?
         let tests: [String: String]
-        let directory: String
         let offered: OfferedRegions
     }
 
     /// At most this many (settings → regions) entries are kept: they come from the configuration
     /// only, so this is never reached in practice; past it the set is computed per request.
     static let offeredCacheLimit = 32
-    /// Derived from the configuration and resource files only, so shared by every app.
-    private static let offeredCache = Mutex<[OfferedEntry]>([])
-
-    /// How many settings entries are kept (for the tests).
-    static var offeredCacheCount: Int { offeredCache.withLock { $0.count } }
 
     /// The regions the page offers for `project` (kept per project settings).
-    static func offeredRegions(_ project: ProjectSettings, directory: String) -> OfferedRegions {
+    static func offeredRegions(_ project: ProjectSettings, tables: RegionTables) -> OfferedRegions {
         guard let allowed = project.phone.allowedRegions else { return .every }
         let tests = project.testPhoneNumbers
-        let hit = offeredCache.withLock { cache -> OfferedRegions? in
-            for e in cache where e.allowed == allowed && e.tests == tests && e.directory == directory { return e.offered }
+        let hit = tables.offered.withLock { cache -> OfferedRegions? in
+            for e in cache where e.allowed == allowed && e.tests == tests { return e.offered }
             return nil
         }
         if let hit { return hit }
-        let built = offeredRegions(allowed: allowed, testNumbers: Array(tests.keys), directory: directory)
-        offeredCache.withLock { cache in
+        let built = offeredRegions(allowed: allowed, testNumbers: Array(tests.keys), tables: tables)
+        tables.offered.withLock { cache in
             if cache.count < offeredCacheLimit {
-                cache.append(OfferedEntry(allowed: allowed, tests: tests, directory: directory, offered: built))
+                cache.append(OfferedEntry(allowed: allowed, tests: tests, offered: built))
             }
         }
         return built
@@ -56,14 +49,14 @@ extension PhonePage {
     /// no listed region has, the main region of that calling code. The engine takes a test number
     /// whatever the allow-list, typed in full (`+…`, any region selected) or in national form
     /// under any region of its calling code (`PhoneSignIn.parse`): one such region makes it usable.
-    static func offeredRegions(allowed: [String], testNumbers: [String], directory: String) -> OfferedRegions {
-        let table = callingCodes(directory: directory)
+    static func offeredRegions(allowed: [String], testNumbers: [String], tables: RegionTables) -> OfferedRegions {
+        let table = callingCodes(tables: tables)
         let codeOf = Dictionary(table.map { ($0.code, $0.callingCode) }, uniquingKeysWith: { a, _ in a })
         var codes = Set(allowed.map { $0.uppercased() }.filter { codeOf[$0] != nil })
         // Every region the page knows: the same list as when all are allowed, and the same cache entry.
         if codes.count == codeOf.count { return .every }
         var covered = Set(codes.compactMap { codeOf[$0] })
-        let main = testNumbers.isEmpty ? [:] : mainRegions(directory: directory)
+        let main = testNumbers.isEmpty ? [:] : mainRegions(tables: tables)
         let known = Set(codeOf.values)
         for number in testNumbers.sorted() {
             guard let cc = callingCode(of: number, known: known), !covered.contains(cc),
@@ -84,15 +77,13 @@ extension PhonePage {
         return nil
     }
 
-    private static let mainTables = Mutex<[String: [Int: String]]>([:])
-
     /// The main region of each calling code several regions share (1 → US, 44 → GB), as
     /// libphonenumber names it: `<directory>/regions/main-regions.txt`, written with
     /// `calling-codes.txt` by `scripts/region-codes.sh`. Kept per process.
-    static func mainRegions(directory: String) -> [Int: String] {
-        if let hit = mainTables.withLock({ $0[directory] }) { return hit }
+    static func mainRegions(tables: RegionTables) -> [Int: String] {
+        if let hit = tables.main.withLock({ $0 }) { return hit }
         var table: [Int: String] = [:]
-        if let bytes = ResourceFiles.read(directory + "/regions/main-regions.txt") {
+        if let bytes = ResourceFiles.read(tables.directory + "/regions/main-regions.txt") {
             for line in bytes.split(separator: UInt8(ascii: "\n")) where line.first != UInt8(ascii: "#") {
                 let parts = line.split(separator: UInt8(ascii: "\t"))
                 if parts.count == 2, let cc = Int(String(decoding: parts[0], as: UTF8.self)) {
@@ -100,7 +91,7 @@ extension PhonePage {
                 }
             }
         }
-        mainTables.withLock { $0[directory] = table }
+        tables.main.withLock { $0 = table }
         return table
     }
 }

@@ -1,6 +1,5 @@
 import AuthEngine
 import HTTP
-import Synchronization
 
 /// The two steps of the hosted phone page as template values (`pages/phone`, `pages/phone_code`).
 extension PhonePage {
@@ -26,8 +25,8 @@ extension PhonePage {
         // The regions the project offers; the preselected one when listed, else the first. With
         // none (production without `sms_regions` or test numbers) the page has no country list
         // and asks for the number in international form.
-        let list = countryOptions(lang: lang, offered: offeredRegions(ctx.project, directory: templates.directory),
-                                  directory: templates.directory)
+        let list = countryOptions(lang: lang, offered: offeredRegions(ctx.project, tables: templates.regions),
+                                  tables: templates.regions)
         if list.first != nil {
             values.append(TemplateField("countryOptions", options(list, selectedAt: list.selectAt[step.region] ?? list.firstAt)))
         }
@@ -78,15 +77,14 @@ extension PhonePage {
         return response
     }
 
-    private static let knownRegionSets = Mutex<[String: Set<String>]>([:])
 
     /// `code` upper-cased when it names a region the number parser knows (two letters with a
     /// calling code; `callingCodes`, read once).
-    static func knownRegion(_ code: String, directory: String) -> String? {
+    static func knownRegion(_ code: String, tables: RegionTables) -> String? {
         let c = code.uppercased()
-        let known = knownRegionSets.withLock { $0[directory] } ?? {
-            let set = Set(callingCodes(directory: directory).map(\.code).filter { $0.count == 2 })
-            knownRegionSets.withLock { $0[directory] = set }
+        let known = tables.known.withLock { $0 } ?? {
+            let set = Set(callingCodes(tables: tables).map(\.code).filter { $0.count == 2 })
+            tables.known.withLock { $0 = set }
             return set
         }()
         return known.contains(c) ? c : nil
@@ -100,15 +98,15 @@ extension PhonePage {
     /// else the page locale's usual country.
     static func defaultRegion(_ ctx: Context) -> String {
         let header = ctx.request.header("accept-language") ?? ""
-        let directory = ctx.app.templates.directory
+        let tables = ctx.app.templates.regions
         if header.utf8.allSatisfy({ $0 < 0x80 }) {
-            if let region = asciiRegion(header, directory: directory) { return region }
+            if let region = asciiRegion(header, tables: tables) { return region }
             return usualRegion[ctx.locale] ?? "US"
         }
         for part in header.split(separator: ",") {
             let tag = Locales.trimmed(part.split(separator: ";").first ?? "")
             let subtags = tag.split(whereSeparator: { $0 == "-" || $0 == "_" })
-            if let region = subtags.dropFirst().first(where: { $0.count == 2 }).flatMap({ knownRegion(String($0), directory: directory) }) { return region }
+            if let region = subtags.dropFirst().first(where: { $0.count == 2 }).flatMap({ knownRegion(String($0), tables: tables) }) { return region }
             if let first = subtags.first, let region = usualRegion[first.lowercased()] { return region }
         }
         return usualRegion[ctx.locale] ?? "US"
@@ -116,7 +114,7 @@ extension PhonePage {
 
     /// `defaultRegion`'s reading of an all-ASCII `Accept-Language` header, over its bytes (the
     /// same answers: in ASCII a byte is a character).
-    static func asciiRegion(_ header: String, directory: String) -> String? {
+    static func asciiRegion(_ header: String, tables: RegionTables) -> String? {
         var header = header
         return header.withUTF8 { u -> String? in
             var start = 0
@@ -138,7 +136,7 @@ extension PhonePage {
                     if first == nil {
                         first = i..<j
                     } else if j - i == 2 {
-                        if let region = knownRegion(String(decoding: u[i..<j], as: UTF8.self), directory: directory) { return region }
+                        if let region = knownRegion(String(decoding: u[i..<j], as: UTF8.self), tables: tables) { return region }
                         break
                     }
                     i = j

@@ -42,7 +42,7 @@ enum PhonePage {
                 return try renderCode(ctx, sessionInfo: old, continueURL: continueURL, error: e, status: 400)
             }
         }
-        var step = NumberStep(continueURL: continueURL, region: f["region"].flatMap { knownRegion($0, directory: ctx.app.templates.directory) } ?? defaultRegion(ctx),
+        var step = NumberStep(continueURL: continueURL, region: f["region"].flatMap { knownRegion($0, tables: ctx.app.templates.regions) } ?? defaultRegion(ctx),
                               number: String((f["phoneNumber"] ?? "").prefix(64)))
         do {
             let r = try flow.sendCode(.init(phoneNumber: f["phoneNumber"], defaultRegion: step.region, appToken: f["appToken"],

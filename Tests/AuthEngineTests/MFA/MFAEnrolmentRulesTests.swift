@@ -72,12 +72,14 @@ struct MFAEnrolmentRulesTests {
         #expect(try f.sms().isEmpty)
     }
 
-    @Test("a missing number is INVALID_ARGUMENT, a malformed one INVALID_PHONE_NUMBER")
+    /// (A request without `phoneEnrollmentInfo` at all is the wire's `INVALID_ARGUMENT`, answered
+    /// before the engine: `MFAAPI.enrollmentStart`.)
+    @Test("a missing or malformed number is INVALID_PHONE_NUMBER")
     func numberInput() throws {
         let f = try F()
         let (_, idToken) = try f.user()
-        #expect(wireError { try f.startEnrolment(idToken, nil) } == "INVALID_ARGUMENT : ((Missing phoneEnrollmentInfo.))")
-        #expect(wireError { try f.startEnrolment(idToken, "") } == "INVALID_ARGUMENT : ((Missing phoneEnrollmentInfo.))")
+        #expect(wireError { try f.startEnrolment(idToken, nil) } == "INVALID_PHONE_NUMBER : Invalid format.")
+        #expect(wireError { try f.startEnrolment(idToken, "") } == "INVALID_PHONE_NUMBER : Invalid format.")
         #expect(wireError { try f.startEnrolment(idToken, "call me maybe") } == "INVALID_PHONE_NUMBER : Invalid format.")
         #expect(wireError { try f.startEnrolment(idToken, "+336") }?.hasPrefix("INVALID_PHONE_NUMBER") == true)
         #expect(try f.sms().isEmpty)
