@@ -36,11 +36,14 @@ public struct PhoneMFA {
         public var appID: String
         public var remoteAddress: String
         public var composeSMS: (_ code: String) -> String
+        /// False when the request carried no `phoneEnrollmentInfo` at all (refused after the
+        /// caller's token is checked, as Firebase orders it).
+        public var infoPresent: Bool
 
         public init(phoneNumber: String? = nil, appToken: String? = nil, apiKey: String? = nil, appID: String = "",
-                    remoteAddress: String, composeSMS: @escaping (_ code: String) -> String) {
+                    remoteAddress: String, infoPresent: Bool = true, composeSMS: @escaping (_ code: String) -> String) {
             self.phoneNumber = phoneNumber; self.appToken = appToken; self.apiKey = apiKey; self.appID = appID
-            self.remoteAddress = remoteAddress; self.composeSMS = composeSMS
+            self.remoteAddress = remoteAddress; self.infoPresent = infoPresent; self.composeSMS = composeSMS
         }
     }
 
@@ -51,6 +54,7 @@ public struct PhoneMFA {
         try requireEnabled()
         let (account, verified) = try accounts.account(forIDToken: idToken, project: project.id)
         try checkEligible(account, firstFactor: verified.signInProvider)
+        guard request.infoPresent else { throw AuthError(.invalidArgument, "((Missing phoneEnrollmentInfo.))") }
         let number = try PhoneSignIn.parse(request.phoneNumber, project: project)
         try checkNewFactor(number.e164, on: account)
         return try phone.sendCode(PhoneSignIn.SendRequest(
@@ -61,11 +65,13 @@ public struct PhoneMFA {
 
     /// `mfaEnrollment:finalize`: the code sent for this user's enrolment adds the phone as a
     /// factor; the answer is new tokens that carry it as the sign-in's second factor.
+    /// `infoPresent` false: the request carried no `phoneVerificationInfo` (refused after the token).
     public func finishEnrolment(idToken: String?, sessionInfo: String?, code: String?, displayName: String?,
-                                remoteAddress: String) throws -> (account: Account, enrollment: MFAEnrollment, tokens: IssuedTokens) {
+                                remoteAddress: String, infoPresent: Bool = true) throws -> (account: Account, enrollment: MFAEnrollment, tokens: IssuedTokens) {
         try requireEnabled()
         let (account, verified) = try accounts.account(forIDToken: idToken, project: project.id)
         try checkEligible(account, firstFactor: verified.signInProvider)
+        guard infoPresent else { throw AuthError(.invalidArgument, "((Missing phoneVerificationInfo.))") }
         let name = try PhoneMFA.displayName(displayName)
         let (enrolled, enrollment, pending) = try phone.verifyCode(
             sessionInfo: sessionInfo, code: code, purpose: PhoneCodePurpose.enrolment(localID: account.localID),

@@ -193,8 +193,9 @@ extension PhoneSignIn {
             account.phoneNumber = e164
             isNew = true
         }
-        // A sign-in or a re-authentication by phone would hand out tokens without the second factor.
-        if !linking, PhoneMFA.requiresSecondFactor(account, project: project) {
+        // A sign-in or a re-authentication by phone would hand out tokens without the second
+        // factor, and a linked phone would become such a first factor (firebase-wire.md §2.2).
+        if PhoneMFA.requiresSecondFactor(account, project: project) {
             throw AuthError(.unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user.")
         }
         if account.disabled { throw AuthError(.userDisabled) }

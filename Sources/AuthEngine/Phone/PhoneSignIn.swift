@@ -71,7 +71,8 @@ public struct PhoneSignIn {
         try verifyApp(number, token: request.appToken, apiKey: request.apiKey, appID: appID)
         // The number of a user with a second factor is no first factor: no code is sent for it
         // (firebase-wire.md §5.1 item 9; checked again at sign-in).
-        if request.purpose == PhoneCodePurpose.signIn, let owner = try store.account(project: project.id, phoneNumber: number.e164),
+        if request.purpose == PhoneCodePurpose.signIn, project.mfa.allowsPhone,
+           let owner = try store.account(project: project.id, phoneNumber: number.e164),
            PhoneMFA.requiresSecondFactor(owner, project: project) {
             throw AuthError(.unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user.")
         }

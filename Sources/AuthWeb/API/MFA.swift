@@ -11,10 +11,10 @@ enum MFAAPI {
 
     /// `phoneEnrollmentInfo` / `phoneSignInInfo`: the number (enrolment only), the app
     /// verification (`recaptchaToken`: a Gatehouse app token) and the calling app.
-    static func codeRequest(_ ctx: Context, _ info: JSON) -> PhoneMFA.CodeRequest {
-        let token = info["recaptchaToken"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        return PhoneMFA.CodeRequest(phoneNumber: info["phoneNumber"]?.stringValue, appToken: token, apiKey: ctx.apiKey,
-                                    appID: PhoneAPI.appID(ctx), remoteAddress: ctx.request.remoteAddress,
+    static func codeRequest(_ ctx: Context, _ info: JSON?) -> PhoneMFA.CodeRequest {
+        let token = info?["recaptchaToken"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        return PhoneMFA.CodeRequest(phoneNumber: info?["phoneNumber"]?.stringValue, appToken: token, apiKey: ctx.apiKey,
+                                    appID: PhoneAPI.appID(ctx), remoteAddress: ctx.request.remoteAddress, infoPresent: info != nil,
                                     composeSMS: SMSText.composer(ctx))
     }
 
@@ -27,10 +27,7 @@ enum MFAAPI {
     /// `{idToken, phoneEnrollmentInfo{phoneNumber, recaptchaToken…}}` → `{phoneSessionInfo{sessionInfo}}`.
     static func enrollmentStart(_ ctx: inout Context) throws -> Response {
         try ctx.refuseTenant()
-        let flow = flow(ctx)
-        try flow.requireEnabled()
-        guard let info = object(ctx, "phoneEnrollmentInfo") else { throw AuthError(.invalidArgument, "((Missing phoneEnrollmentInfo.))") }
-        let result = try flow.startEnrolment(idToken: ctx.string("idToken"), codeRequest(ctx, info))
+        let result = try flow(ctx).startEnrolment(idToken: ctx.string("idToken"), codeRequest(ctx, object(ctx, "phoneEnrollmentInfo")))
         if result.smsQueued { ctx.app.outboxNotifier() }
         return .json(.obj(("phoneSessionInfo", JSON.obj(("sessionInfo", result.sessionInfo)))))
     }
@@ -39,12 +36,10 @@ enum MFAAPI {
     /// carrying the new factor as the sign-in's second factor.
     static func enrollmentFinalize(_ ctx: inout Context) throws -> Response {
         try ctx.refuseTenant()
-        let flow = flow(ctx)
-        try flow.requireEnabled()
-        guard let info = object(ctx, "phoneVerificationInfo") else { throw AuthError(.invalidArgument, "((Missing phoneVerificationInfo.))") }
-        let result = try flow.finishEnrolment(idToken: ctx.string("idToken"), sessionInfo: info["sessionInfo"]?.stringValue,
-                                              code: info["code"]?.stringValue, displayName: ctx.string("displayName"),
-                                              remoteAddress: ctx.request.remoteAddress)
+        let info = object(ctx, "phoneVerificationInfo")
+        let result = try flow(ctx).finishEnrolment(idToken: ctx.string("idToken"), sessionInfo: info?["sessionInfo"]?.stringValue,
+                                                   code: info?["code"]?.stringValue, displayName: ctx.string("displayName"),
+                                                   remoteAddress: ctx.request.remoteAddress, infoPresent: info != nil)
         ctx.app.sessionCache.evict(project: ctx.project.id, localID: result.account.localID)
         return .json(.obj(result.tokens.wirePairs))
     }
@@ -62,7 +57,7 @@ enum MFAAPI {
     /// `{phoneResponseInfo{sessionInfo}}`; the code goes to the enrolled number.
     static func signInStart(_ ctx: inout Context) throws -> Response {
         try ctx.refuseTenant()
-        let info = object(ctx, "phoneSignInInfo") ?? .object([])
+        let info = object(ctx, "phoneSignInInfo") ?? .object([])  // only the app verification is read from it
         let result = try flow(ctx).startSignIn(pendingCredential: ctx.string("mfaPendingCredential"),
                                                enrollmentID: ctx.string("mfaEnrollmentId"), codeRequest(ctx, info))
         if result.smsQueued { ctx.app.outboxNotifier() }
