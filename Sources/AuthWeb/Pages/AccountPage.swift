@@ -39,6 +39,10 @@ enum AccountPage {
             if let p = a.phoneNumber { user["phone"] = p }
             if let e = a.email { user["email"] = e }
             if let back { user["continueUrl"] = back }
+            if let factor = id.secondFactor {
+                user["secondFactor"] = a.mfaEnrollments.first { $0.enrollmentID == factor.identifier }?.obfuscatedPhone
+                    ?? strings["account.provider.phone"] ?? factor.factor
+            }
             values["user"] = TemplateValue(user)
             if ctx.project.mfa.allowsPhone {
                 if ctx.request.query("enrol") == "1" { return try enrolPage(ctx, id, continueURL: back) }
