@@ -26,7 +26,7 @@ def addr(tag):
 
 def number():
     """A fresh French mobile number (dev mode texts any number, to the dev outbox)."""
-    return "+336" + str(uuid.uuid4().int % 100_000_000).zfill(8)
+    return "+3361" + str(uuid.uuid4().int % 10_000_000).zfill(7)
 
 
 def shot(d, output_dir, name):
