@@ -115,7 +115,7 @@ def test_email_link_then_second_factor_signs_in(gatehouse, output_dir):
     try:
         confirm_link(d, g, link, a, output_dir, "1")
         wait_for(d, By.ID, "send")
-        assert d.current_url == g.url("/__/auth/mfa"), "the pending credential is never in a URL"
+        assert d.current_url == g.url("/__/auth/mfa?hl=en"), "the pending credential is never in a URL"
         assert d.get_cookie(COOKIE) is None, "no session before the second factor"
         pending = d.get_cookie(MFA_COOKIE)
         assert pending and pending["httpOnly"] and pending["secure"] and pending["sameSite"] == "Strict"
@@ -134,6 +134,41 @@ def test_email_link_then_second_factor_signs_in(gatehouse, output_dir):
         # The same link again: used.
         d.get(link)
         assert wait_for(d, By.ID, "problem").get_attribute("data-problem") == "used"
+    finally:
+        d.quit()
+
+
+def test_choosing_among_several_phones(gatehouse, output_dir):
+    g = gatehouse
+    a = addr("mfa-two")
+    work, home = number(), number()
+    r = g.admin("/accounts", {"email": a, "emailVerified": True})
+    uid = r.json()["localId"]
+    r = g.admin("/accounts:update", {"localId": uid, "mfa": {"enrollments": [
+        {"phoneInfo": work, "displayName": "Travail"}, {"phoneInfo": home, "displayName": "Maison"}]}})
+    assert r.status_code == 200, r.text
+    target = g.url("/__/auth/health?from=two")
+    d = chromium_driver()
+    try:
+        confirm_link(d, g, sign_in_link(g, a, target) + "&hl=fr", a, output_dir, "1")
+        choices = wait_for(d, By.CSS_SELECTOR, "fieldset.factor-list")
+        assert d.find_element(By.TAG_NAME, "h1").text == "Confirmez qu’il s’agit bien de vous"
+        labels = [" ".join(e.text.split()) for e in choices.find_elements(By.CSS_SELECTOR, "label.factor")]
+        assert labels == [f"Travail +*******{work[-4:]}", f"Maison +*******{home[-4:]}"], labels
+        assert work[:-4] not in d.page_source and home[:-4] not in d.page_source
+        shot(d, output_dir, "2-choose-fr")
+        d.find_element(By.ID, "factor-1").click()
+        d.find_element(By.ID, "send").click()
+        wait_for(d, By.ID, "code")
+        assert home[-4:] in d.find_element(By.ID, "mfa-lead").text
+        shot(d, output_dir, "3-code-fr")
+        code = code_for(g, d.find_element(By.NAME, "sessionInfo").get_attribute("value"))
+        d.find_element(By.ID, "code").send_keys(code)
+        d.find_element(By.ID, "verify").click()
+        WebDriverWait(d, 10).until(lambda d: d.current_url.startswith(target))
+        d.get(g.url("/__/auth/account?hl=fr"))
+        assert home[-4:] in wait_for(d, By.ID, "account-second-factor").text
+        shot(d, output_dir, "4-account-fr")
     finally:
         d.quit()
 

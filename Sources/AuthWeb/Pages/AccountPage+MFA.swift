@@ -145,7 +145,7 @@ extension AccountPage {
         do {
             let done = try mfaFlow(ctx).finishEnrolment(account: id.account, firstFactor: id.provider, sessionInfo: session, code: code,
                                                         displayName: name, remoteAddress: ctx.request.remoteAddress, issueTokens: false)
-            var response = Response.redirect(to: back ?? "/__/auth/account?enrolled=1")
+            var response = Response.redirect(to: back ?? "/__/auth/account?enrolled=1&hl=" + PercentEncoding.encode(ctx.locale))
             try SessionCookie.set(for: done.account, provider: id.provider, authTime: id.authTime,
                                   secondFactor: SecondFactor(identifier: done.enrollment.enrollmentID), ctx: ctx, response: &response)
             ctx.app.sessionCache.evict(project: ctx.project.id, localID: done.account.localID)
@@ -167,7 +167,7 @@ extension AccountPage {
             let done = try mfaFlow(ctx).withdraw(account: id.account, firstFactor: id.provider, authTime: id.authTime,
                                                  enrollmentID: enrollmentID, remoteAddress: ctx.request.remoteAddress, issueTokens: false)
             ctx.app.sessionCache.evict(project: ctx.project.id, localID: done.account.localID)
-            var response = Response.redirect(to: "/__/auth/account?removed=1")
+            var response = Response.redirect(to: "/__/auth/account?removed=1&hl=" + PercentEncoding.encode(ctx.locale))
             try SessionCookie.set(for: done.account, provider: id.provider, authTime: id.authTime, secondFactor: kept,
                                   ctx: ctx, response: &response)
             return response

@@ -53,7 +53,7 @@ enum MFAPage {
     /// The email action handler's answer for a user with a second factor: on to this page, the
     /// pending sign-in in the cookie (no session yet).
     static func begin(_ ctx: Context, challenge: MFAChallenge, continueURL: String?) -> Response {
-        var response = Response.redirect(to: "/__/auth/mfa")
+        var response = Response.redirect(to: "/__/auth/mfa?hl=" + PercentEncoding.encode(ctx.locale))
         response.addCookie(cookie(Pending(credential: challenge.pendingCredential,
                                           continueURL: ContinueURL.safe(continueURL, project: ctx.project)), maxAge: cookieLifetime))
         return response

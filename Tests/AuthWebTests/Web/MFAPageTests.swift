@@ -98,7 +98,7 @@ struct MFAPageTests {
         _ = try Self.account(c)
         let r = try Self.confirmedLink(c, email: "ada@example.com")
         #expect(r.status == 303)
-        #expect(r.header("Location") == "/__/auth/mfa")
+        #expect(r.header("Location") == "/__/auth/mfa?hl=en")
         #expect(Self.setCookie(r, "__Host-gatehouse") == nil, "no session before the second factor")
         let cookie = try #require(Self.setCookie(r, MFAPage.cookieName))
         for attribute in ["Max-Age=600", "Path=/", "Secure", "HttpOnly", "SameSite=Strict"] {
@@ -202,7 +202,7 @@ struct MFAPageTests {
         let listed = Self.get(c, "/__/auth/account", cookies: signedIn)
         #expect(listed.text.contains("id=\"mfa-none\"") && listed.text.contains("id=\"mfa-add\""))
         let form = Self.get(c, "/__/auth/account", query: "enrol=1", cookies: signedIn)
-        #expect(form.text.contains("action=\"/__/auth/account/mfa\""))
+        #expect(form.text.contains("action=\"/__/auth/account/mfa?hl=en\""))
 
         FormCSRFTests.expectRefused(c.request("POST", "/__/auth/account/mfa", body: Array("phoneNumber=1".utf8),
                                               headers: ["content-type": Self.form, "cookie": "__Host-gatehouse=" + session]))
@@ -214,7 +214,7 @@ struct MFAPageTests {
                               "csrf=\(try Self.token(c, AccountPage.enrolVerifyPurpose))&sessionInfo=\(sessionInfo)&code=123456&displayName=Desk",
                               cookies: signedIn)
         #expect(added.status == 303)
-        #expect(added.header("Location") == "/__/auth/account?enrolled=1")
+        #expect(added.header("Location") == "/__/auth/account?enrolled=1&hl=en")
         let withFactor = try #require(Self.cookieValue(Self.setCookie(added, "__Host-gatehouse")))
         #expect(try Self.firebaseClaims(withFactor)["sign_in_second_factor"]?.stringValue == "phone")
         let stored = try #require(try c.store.account(project: "prod", localID: account.localID))
@@ -227,7 +227,7 @@ struct MFAPageTests {
         let removed = Self.post(c, "/__/auth/account/mfa/remove", "csrf=\(try Self.token(c, AccountPage.removePurpose))&enrollmentId=\(factor.enrollmentID)",
                                 cookies: ["__Host-gatehouse": withFactor])
         #expect(removed.status == 303)
-        #expect(removed.header("Location") == "/__/auth/account?removed=1")
+        #expect(removed.header("Location") == "/__/auth/account?removed=1&hl=en")
         let fresh = try #require(Self.cookieValue(Self.setCookie(removed, "__Host-gatehouse")))
         #expect(try Self.firebaseClaims(fresh)["sign_in_second_factor"] == nil)
         let check = { (cookie: String) in
