@@ -101,6 +101,12 @@ enum RouteTable {
         page("GET", "/__/auth/links", [], EmailPages.links)
         page("GET", "/__/auth/account", [], AccountPage.show)
         page("POST", "/__/auth/signout", [], AccountPage.signOut)
+        page("GET", "/__/auth/mfa", [], MFAPage.show)
+        page("POST", "/__/auth/mfa", [], MFAPage.send)
+        page("POST", "/__/auth/mfa/verify", [], MFAPage.verify)
+        page("POST", "/__/auth/account/mfa", [], AccountPage.startEnrolment)
+        page("POST", "/__/auth/account/mfa/verify", [], AccountPage.finishEnrolment)
+        page("POST", "/__/auth/account/mfa/remove", [], AccountPage.removeFactor)
 
         return r
     }

@@ -11,15 +11,18 @@ enum SessionCookie {
                secure: true, httpOnly: true, sameSite: .lax)
     }
 
-    /// Starts a session for `account` signed in with `provider` and adds its cookie to
+    /// Starts a session for `account` signed in with `provider` (and `secondFactor`, when the
+    /// sign-in passed one; `authTime` when it happened earlier than now) and adds its cookie to
     /// `response`. A session the browser already had is revoked (one cookie, one session).
-    static func set(for account: Account, provider: String, ctx: Context, response: inout Response) throws {
+    static func set(for account: Account, provider: String, authTime: Int64? = nil, secondFactor: SecondFactor? = nil,
+                    ctx: Context, response: inout Response) throws {
         let policy = ctx.project.session
         if let previous = ctx.sessionCookieValue {
             _ = try? ctx.sessions.signOut(cookie: previous, project: ctx.project.id, cache: ctx.app.sessionCache)
         }
         let jwt = try ctx.sessions.startHostedSession(account: account, provider: provider, lifetime: policy.cookieLifetimeSeconds,
-                                                      idleTimeout: policy.idleTimeoutSeconds)
+                                                      idleTimeout: policy.idleTimeoutSeconds, authTime: authTime,
+                                                      secondFactor: secondFactor)
         response.addCookie(cookie(jwt, project: ctx.project, maxAge: Int(policy.cookieLifetimeSeconds)))
         SessionPurge.runIfDue(ctx)
     }

@@ -132,6 +132,13 @@ struct Dev: Command {
                     proxy_pass http://unix:\(dir)/demo-upstream.sock:/admin/;
                 }
 
+                # Step-up: a session must also have passed the phone second factor (the demo project
+                # has MFA ENABLED). Without a factor you are asked to enrol one, with one to use it.
+                location /demo/mfa/ {
+                    include gatehouse/protect-mfa.conf;
+                    proxy_pass http://unix:\(dir)/demo-upstream.sock:/mfa/;
+                }
+
                 # Dev mode: the emulator helpers and admin APIs are reachable (loopback only).
                 location ^~ /emulator/ {
                     include gatehouse/gatehouse-fastcgi.conf;

@@ -119,6 +119,12 @@ struct WebTests {
         ("GET", "/__/auth/links", [], .page),
         ("GET", "/__/auth/account", [], .page),
         ("POST", "/__/auth/signout", [], .page),
+        ("GET", "/__/auth/mfa", [], .page),
+        ("POST", "/__/auth/mfa", [], .page),
+        ("POST", "/__/auth/mfa/verify", [], .page),
+        ("POST", "/__/auth/account/mfa", [], .page),
+        ("POST", "/__/auth/account/mfa/verify", [], .page),
+        ("POST", "/__/auth/account/mfa/remove", [], .page),
     ]
 
     @Test("the route table is exactly the documented one, each pattern once per method")

@@ -110,3 +110,27 @@ extension PhoneMFA {
         return SignedIn(account: outcome.0, enrollment: outcome.1, firstFactor: record.firstFactor, tokens: issued)
     }
 }
+
+extension PhoneMFA {
+    /// The factors a pending sign-in may finish with (the hosted second-factor page lists them as
+    /// hints); refuses a credential that is unknown, used or expired as `mfaSignIn:start` does.
+    public func pendingEnrollments(_ credential: String?) throws -> [MFAEnrollment] {
+        try requireEnabled()
+        guard let credential, !credential.isEmpty else { throw AuthError(.missingCredential, "Please set MFA Pending Credential.") }
+        let record = try pending(credential)
+        guard let account = try store.account(project: project.id, localID: record.localID) else { throw AuthError(.userNotFound) }
+        if account.disabled { throw AuthError(.userDisabled) }
+        return account.mfaEnrollments
+    }
+
+    /// A second factor asked of a user who is already signed in with `firstFactor` (nginx
+    /// step-up, `/__/auth/verify?require=mfa`): a pending credential like a first factor's.
+    public func stepUp(_ account: Account, firstFactor: String) throws -> MFAChallenge {
+        try requireEnabled()
+        if account.disabled { throw AuthError(.userDisabled) }
+        guard !account.mfaEnrollments.isEmpty else { throw AuthError(.mfaEnrollmentNotFound) }
+        return try store.transaction {
+            try PhoneMFA.challenge(account, firstFactor: firstFactor, store: store, clock: clock, random: random)
+        }
+    }
+}

@@ -53,7 +53,14 @@ public struct PhoneMFA {
     public func startEnrolment(idToken: String?, _ request: CodeRequest) throws -> PhoneSignIn.SendResult {
         try requireEnabled()
         let (account, verified) = try accounts.account(forIDToken: idToken, project: project.id)
-        try checkEligible(account, firstFactor: verified.signInProvider)
+        return try startEnrolment(account: account, firstFactor: verified.signInProvider, request)
+    }
+
+    /// Enrolment started for a signed-in `account` whose sign-in used `firstFactor` (the hosted
+    /// account page: a session instead of an ID token). The rules are the wire's.
+    public func startEnrolment(account: Account, firstFactor: String, _ request: CodeRequest) throws -> PhoneSignIn.SendResult {
+        try requireEnabled()
+        try checkEligible(account, firstFactor: firstFactor)
         guard request.infoPresent else { throw AuthError(.invalidArgument, "((Missing phoneEnrollmentInfo.))") }
         let number = try PhoneSignIn.parse(request.phoneNumber, project: project)
         try checkNewFactor(number.e164, on: account)
@@ -61,6 +68,14 @@ public struct PhoneMFA {
             phoneNumber: number.e164, appToken: request.appToken, apiKey: request.apiKey, appID: request.appID,
             remoteAddress: request.remoteAddress, purpose: PhoneCodePurpose.enrolment(localID: account.localID),
             composeSMS: request.composeSMS))
+    }
+
+    /// What an enrolment added; `tokens` nil when the caller asked for none (the hosted page
+    /// starts a session instead).
+    public struct Enrolled: Sendable {
+        public let account: Account
+        public let enrollment: MFAEnrollment
+        public let tokens: IssuedTokens?
     }
 
     /// `mfaEnrollment:finalize`: the code sent for this user's enrolment adds the phone as a
@@ -72,10 +87,21 @@ public struct PhoneMFA {
         let (account, verified) = try accounts.account(forIDToken: idToken, project: project.id)
         try checkEligible(account, firstFactor: verified.signInProvider)
         guard infoPresent else { throw AuthError(.invalidArgument, "((Missing phoneVerificationInfo.))") }
+        let done = try finishEnrolment(account: account, firstFactor: verified.signInProvider, sessionInfo: sessionInfo, code: code,
+                                       displayName: displayName, remoteAddress: remoteAddress, issueTokens: true)
+        guard let tokens = done.tokens else { throw AuthError(.internalError, "enrolment issued no tokens") }
+        return (done.account, done.enrollment, tokens)
+    }
+
+    /// Enrolment finished for a signed-in `account` (see `startEnrolment(account:…)`).
+    public func finishEnrolment(account: Account, firstFactor: String, sessionInfo: String?, code: String?, displayName: String?,
+                                remoteAddress: String, issueTokens: Bool) throws -> Enrolled {
+        try requireEnabled()
+        try checkEligible(account, firstFactor: firstFactor)
         let name = try PhoneMFA.displayName(displayName)
         let (enrolled, enrollment, pending) = try phone.verifyCode(
             sessionInfo: sessionInfo, code: code, purpose: PhoneCodePurpose.enrolment(localID: account.localID),
-            remoteAddress: remoteAddress) { record -> (Account, MFAEnrollment, SignInTokens.Pending) in
+            remoteAddress: remoteAddress) { record -> (Account, MFAEnrollment, SignInTokens.Pending?) in
             guard var fresh = try store.account(project: project.id, localID: account.localID) else { throw AuthError(.userNotFound) }
             if fresh.disabled { throw AuthError(.userDisabled) }
             try checkNewFactor(record.phoneNumber, on: fresh)
@@ -83,17 +109,19 @@ public struct PhoneMFA {
             let enrollment = MFAEnrollment(enrollmentID: newEnrollmentID(in: fresh), phoneNumber: record.phoneNumber,
                                            displayName: name, enrolledAt: now)
             fresh.mfaEnrollments.append(enrollment)
-            fresh.lastRefreshAt = now
+            if issueTokens { fresh.lastRefreshAt = now }
             try store.updateAccount(fresh)
             try store.audit(AuditEvent(projectID: project.id, event: "mfa.enrol", localID: fresh.localID, remoteAddress: remoteAddress,
                                        detail: enrollment.enrollmentID), at: now)
-            let pending = try SignInTokens(tokens: tokens, store: store, random: random).record(
-                for: fresh, provider: verified.signInProvider, authTime: now / 1000,
-                secondFactor: SecondFactor(identifier: enrollment.enrollmentID))
+            let pending = issueTokens
+                ? try SignInTokens(tokens: tokens, store: store, random: random).record(
+                    for: fresh, provider: firstFactor, authTime: now / 1000,
+                    secondFactor: SecondFactor(identifier: enrollment.enrollmentID))
+                : nil
             return (fresh, enrollment, pending)
         }
-        let issued = try SignInTokens(tokens: tokens, store: store, random: random).finish(pending)
-        return (enrolled, enrollment, issued)
+        let issued = try pending.map { try SignInTokens(tokens: tokens, store: store, random: random).finish($0) }
+        return Enrolled(account: enrolled, enrollment: enrollment, tokens: issued)
     }
 
     /// `mfaEnrollment:withdraw`: removes a factor and revokes the sessions and tokens issued
@@ -101,25 +129,44 @@ public struct PhoneMFA {
     public func withdraw(idToken: String?, enrollmentID: String?, remoteAddress: String) throws -> (account: Account, tokens: IssuedTokens) {
         try requireEnabled()
         let (account, verified) = try accounts.account(forIDToken: idToken, project: project.id)
+        let done = try withdraw(account: account, firstFactor: verified.signInProvider, authTime: verified.authTime,
+                                enrollmentID: enrollmentID, remoteAddress: remoteAddress, issueTokens: true)
+        guard let tokens = done.tokens else { throw AuthError(.internalError, "withdrawal issued no tokens") }
+        return (done.account, tokens)
+    }
+
+    /// Withdrawal for a signed-in `account` (the hosted account page, which then starts a new
+    /// session of its own: every earlier one is revoked here).
+    public func withdraw(account: Account, firstFactor: String, authTime: Int64, enrollmentID: String?, remoteAddress: String,
+                         issueTokens: Bool) throws -> (account: Account, tokens: IssuedTokens?) {
+        try requireEnabled()
         guard let enrollmentID, !enrollmentID.isEmpty else { throw AuthError(.missingMFAEnrollmentID) }
-        let (updated, pending) = try store.transaction { () -> (Account, SignInTokens.Pending) in
+        let (updated, pending) = try store.transaction { () -> (Account, SignInTokens.Pending?) in
             guard var fresh = try store.account(project: project.id, localID: account.localID) else { throw AuthError(.userNotFound) }
             guard fresh.mfaEnrollments.contains(where: { $0.enrollmentID == enrollmentID }) else { throw AuthError(.mfaEnrollmentNotFound) }
             let now = clock.now()
             fresh.mfaEnrollments.removeAll { $0.enrollmentID == enrollmentID }
             // Tokens issued before this second are revoked; the new ones are issued after it.
             fresh.validSince = now / 1000
-            fresh.lastRefreshAt = now
+            if issueTokens { fresh.lastRefreshAt = now }
             try store.updateAccount(fresh)
             _ = try store.revokeRefreshTokens(project: project.id, localID: fresh.localID, createdBefore: now + 1, at: now)
             _ = try store.revokeSessions(project: project.id, localID: fresh.localID, createdBefore: now + 1, at: now)
             try store.audit(AuditEvent(projectID: project.id, event: "mfa.withdraw", localID: fresh.localID, remoteAddress: remoteAddress,
                                        detail: enrollmentID), at: now)
-            let pending = try SignInTokens(tokens: tokens, store: store, random: random).record(
-                for: fresh, provider: verified.signInProvider, authTime: verified.authTime)
+            let pending = issueTokens
+                ? try SignInTokens(tokens: tokens, store: store, random: random).record(for: fresh, provider: firstFactor, authTime: authTime)
+                : nil
             return (fresh, pending)
         }
-        return (updated, try SignInTokens(tokens: tokens, store: store, random: random).finish(pending))
+        return (updated, try pending.map { try SignInTokens(tokens: tokens, store: store, random: random).finish($0) })
+    }
+
+    /// Why `account`, signed in with `firstFactor`, may not enrol a second factor (nil: it may).
+    public func enrolmentRefusal(_ account: Account, firstFactor: String) -> AuthError? {
+        do { try checkEligible(account, firstFactor: firstFactor); return nil } catch let e as AuthError { return e } catch {
+            return AuthError(.internalError)
+        }
     }
 
     func checkEligible(_ account: Account, firstFactor: String) throws {

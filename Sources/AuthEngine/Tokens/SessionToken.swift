@@ -9,6 +9,8 @@ struct SessionClaims: Sendable, Equatable {
     let authTime: Int64
     let signInProvider: String
     let sid: String
+    /// `firebase.sign_in_second_factor` and `second_factor_identifier`, when the sign-in passed one.
+    var secondFactor: SecondFactor? = nil
 }
 
 extension Sessions {
@@ -27,7 +29,7 @@ extension Sessions {
             guard let v = try? tokens.verify(cookie, kind: .sessionCookie, project: project, store: store),
                   let sid = v.claims["sid"]?.stringValue, !sid.isEmpty, sid.utf8.count <= 128 else { return nil }
             return SessionClaims(uid: v.uid, issuedAt: v.issuedAt, expiresAt: v.expiresAt, authTime: v.authTime,
-                                 signInProvider: v.signInProvider, sid: sid)
+                                 signInProvider: v.signInProvider, sid: sid, secondFactor: v.secondFactor)
         }
     }
 
@@ -93,15 +95,26 @@ extension Sessions {
             auth = t
         }
         var provider = "custom"
+        var secondFactor: SecondFactor?
         if let firebase, p[firebase.lowerBound] == UInt8(ascii: "{") {
             let inner = UnsafeBufferPointer(rebasing: p[firebase])
-            var sip: Range<Int>?
+            var sip: Range<Int>?, factor: Range<Int>?, factorID: Range<Int>?
             guard JSONMembers.scan(inner, limits: TokenService.claimsLimits, { name, value in
-                if JSONMembers.equals(inner, name, "sign_in_provider") { sip = value }
+                switch name.count {
+                case 16: if JSONMembers.equals(inner, name, "sign_in_provider") { sip = value }
+                case 21: if JSONMembers.equals(inner, name, "sign_in_second_factor") { factor = value }
+                case 24: if JSONMembers.equals(inner, name, "second_factor_identifier") { factorID = value }
+                default: break
+                }
             }) == true else { return .undecided }
             if let sip, JSONMembers.isString(inner, sip) {
                 guard let s = JSONMembers.plainString(inner, sip) else { return .undecided }
                 provider = s
+            }
+            // Both or neither, as `VerifiedToken.secondFactor` reads them.
+            if let factor, let factorID, JSONMembers.isString(inner, factor), JSONMembers.isString(inner, factorID) {
+                guard let f = JSONMembers.plainString(inner, factor), let i = JSONMembers.plainString(inner, factorID) else { return .undecided }
+                secondFactor = SecondFactor(factor: f, identifier: i)
             }
         }
         let now = tokens.clock.nowSeconds
@@ -110,6 +123,6 @@ extension Sessions {
               times.contains(issuedAt), times.contains(expiresAt), times.contains(auth),
               let sidV, !sidV.isEmpty, sidV.utf8.count <= 128 else { return .decided(nil) }
         return .decided(SessionClaims(uid: subV, issuedAt: issuedAt, expiresAt: expiresAt, authTime: auth,
-                                      signInProvider: provider, sid: sidV))
+                                      signInProvider: provider, sid: sidV, secondFactor: secondFactor))
     }
 }

@@ -10,6 +10,8 @@ public struct SessionIdentity: Sendable {
     public let expiresAt: Int64
     /// 0 when the session has no idle timeout.
     public let idleTimeoutSeconds: Int64
+    /// The second factor the sign-in passed (`firebase.sign_in_second_factor`), if any.
+    public var secondFactor: SecondFactor? = nil
     public var uid: String { account.localID }
 }
 
@@ -139,7 +141,8 @@ public struct Sessions {
         if account.disabled { return .signedOut(.userDisabled) }
         if token.issuedAt < account.validSince { return .signedOut(.tokenRevoked) }
         return .signedIn(SessionIdentity(account: account, provider: token.signInProvider, authTime: token.authTime,
-                                         issuedAt: token.issuedAt, expiresAt: token.expiresAt, idleTimeoutSeconds: s.idleTimeoutSeconds))
+                                         issuedAt: token.issuedAt, expiresAt: token.expiresAt, idleTimeoutSeconds: s.idleTimeoutSeconds,
+                                         secondFactor: token.secondFactor))
     }
 
     /// Sign-out: revokes the cookie's server-side session (if the cookie is ours and still

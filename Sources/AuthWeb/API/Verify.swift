@@ -7,7 +7,9 @@ import TextCoding
 /// - 200 with `X-Auth-User-Id`, `X-Auth-Phone`, `X-Auth-Email`, `X-Auth-Provider`;
 /// - 401 with `Location: <origin>/__/auth/signin?continueUrl=<X-Original-URL>` when not signed in;
 /// - 403 when signed in but the location's requirement (`X-Gatehouse-Require-Users`,
-///   `X-Gatehouse-Require-Claim`) is not met.
+///   `X-Gatehouse-Require-Claim`) is not met;
+/// - with `?require=mfa` (step-up, `nginx/protect-mfa.conf`), 401 with a `Location` to the
+///   second-factor page (or the account page's enrolment) when the session passed no second factor.
 /// Never sets a cookie. Costs one RS256 verification plus a session lookup cached per process.
 enum VerifyAPI {
     static let noStore = ("Cache-Control", "no-store")
@@ -27,11 +29,27 @@ enum VerifyAPI {
         let rule = SessionRequirements(users: ctx.request.header("x-gatehouse-require-users"),
                                        claims: ctx.request.header("x-gatehouse-require-claim"))
         guard rule.allows(identity) else { return Response(status: 403, headers: [noStore]) }
+        // `?require=mfa` (protect-mfa.conf): plain verifies have no query, so they read none.
+        if !ctx.request.rawQuery.isEmpty, ctx.request.query("require") == "mfa", identity.secondFactor == nil {
+            guard ctx.project.mfa.allowsPhone else { return Response(status: 403, headers: [noStore]) }
+            return Response(status: 401, headers: [("Location", secondFactorURL(ctx, identity, continueURL: ctx.request.header("x-original-url"))),
+                                                   noStore])
+        }
         var headers: [(String, String)] = [("X-Auth-User-Id", identity.uid), ("X-Auth-Provider", identity.provider)]
         if let p = identity.account.phoneNumber { headers.append(("X-Auth-Phone", p)) }
         if let e = identity.account.email { headers.append(("X-Auth-Email", e)) }
         headers.append(noStore)
         return Response(status: 200, headers: headers)
+    }
+
+    /// Where a signed-in user without a second factor goes for one: the second-factor page, or
+    /// the account page's enrolment when the user has no factor yet; back to `continueURL` after.
+    static func secondFactorURL(_ ctx: Context, _ identity: SessionIdentity, continueURL: String?) -> String {
+        let back = ContinueURL.safe(continueURL, project: ctx.project)
+        if identity.account.mfaEnrollments.isEmpty {
+            return ctx.origin + "/__/auth/account?enrol=1" + (back.map { "&continueUrl=" + PercentEncoding.encode($0) } ?? "")
+        }
+        return ctx.origin + "/__/auth/mfa" + (back.map { "?continueUrl=" + PercentEncoding.encode($0) } ?? "")
     }
 
     /// The hosted sign-in page, with `continueUrl` only when it is safe to come back to.

@@ -6,9 +6,10 @@ import TextCoding
 import Glibc
 #endif
 
-/// `GET /__/auth/account`: who you are, how you signed in, and a sign-out button.
-/// `POST /__/auth/signout` (CSRF-checked): revokes the server-side session, deletes the cookie,
-/// and redirects to a safe `continueUrl` or back to the account page.
+/// `GET /__/auth/account`: who you are, how you signed in, your second factors, and a sign-out
+/// button. `POST /__/auth/signout` (CSRF-checked): revokes the server-side session, deletes the
+/// cookie, and redirects to a safe `continueUrl` or back to the account page. The second factors'
+/// forms are in `AccountPage+MFA.swift`.
 enum AccountPage {
     static let csrfPurpose = "signout"
 
@@ -38,7 +39,18 @@ enum AccountPage {
             if let p = a.phoneNumber { user["phone"] = p }
             if let e = a.email { user["email"] = e }
             if let back { user["continueUrl"] = back }
+            if let factor = id.secondFactor {
+                user["secondFactor"] = a.mfaEnrollments.first { $0.enrollmentID == factor.identifier }?.obfuscatedPhone
+                    ?? strings["account.provider.phone"] ?? factor.factor
+            }
             values["user"] = TemplateValue(user)
+            if ctx.project.mfa.allowsPhone {
+                if ctx.request.query("enrol") == "1" { return try enrolPage(ctx, id, continueURL: back) }
+                values["mfa"] = try factorValues(ctx, id, continueURL: back, response: &response)
+            }
+        } else if ctx.request.query("enrol") == "1" {
+            // Asked to enrol (nginx step-up) but not signed in: sign in, then back here.
+            values["signInHref"] = .string(signInAgainHref(ctx, continueURL: back))
         }
         response.status = 200
         response.headers.insert(("Content-Type", "text/html; charset=utf-8"), at: 0)

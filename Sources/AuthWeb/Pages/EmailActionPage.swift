@@ -6,7 +6,8 @@ import TextCoding
 /// wrapper `/__/auth/links`. GET and HEAD never consume a code (mail scanners prefetch links):
 /// links for apps (`canHandleCodeInApp`) are forwarded to `continueUrl` with `mode`, `oobCode`,
 /// `apiKey` and `lang`; Gatehouse's own links render a confirmation page whose CSRF-checked POST
-/// consumes the code, signs in (session cookie) or verifies the address.
+/// consumes the code, signs in (session cookie; for a user with a second factor, on to the
+/// second-factor page, `MFAPage`) or verifies the address.
 extension EmailPages {
     static let actionPurpose = "email-action"
 
@@ -87,8 +88,14 @@ extension EmailPages {
             if let page = problem(ctx, for: e, continueURL: continueURL) { return page }
             throw e
         }
-        var response = Response.redirect(to: continueURL ?? "/__/auth/account")
-        try SessionCookie.set(for: result.account, provider: "password", ctx: ctx, response: &response)
+        var response: Response
+        if let challenge = result.challenge {
+            // A user with a second factor: no session yet; the second-factor page finishes it.
+            response = MFAPage.begin(ctx, challenge: challenge, continueURL: continueURL)
+        } else {
+            response = Response.redirect(to: continueURL ?? "/__/auth/account")
+            try SessionCookie.set(for: result.account, provider: "password", ctx: ctx, response: &response)
+        }
         response.addCookie(Cookie(name: pendingCookie, value: "", path: "/", maxAge: 0, secure: true, httpOnly: true, sameSite: .lax))
         return response
     }
