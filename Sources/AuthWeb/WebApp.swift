@@ -1,7 +1,6 @@
 import AuthCrypto
 import AuthEngine
 import HTTP
-import Synchronization
 
 /// Deployment-wide settings the web layer needs (built from the configuration file).
 public struct WebSettings: Sendable {
@@ -43,10 +42,10 @@ public final class WebApp: @unchecked Sendable {
     public let templates: Templates
     let routes: Router<Route>
     /// The CSRF key read last and until when it is used without reading it again (`CSRF.key`).
-    let csrfKey = Mutex<(key: HMACKey, until: Millis)?>(nil)
+    let csrfKey = Locked<(key: HMACKey, until: Millis)?>(nil)
     /// The `/__/auth/verify` lookup cache, and when this app last purged expired sessions.
     let sessionCache = SessionCache()
-    let lastSessionPurge = Mutex<Millis>(0)
+    let lastSessionPurge = Locked<Millis>(0)
     /// Called after a flow commits an outbox message (wakes the delivery worker).
     let outboxNotifier: @Sendable () -> Void
     /// Transport to external app verifiers' `siteverify` (fails closed when none is given).

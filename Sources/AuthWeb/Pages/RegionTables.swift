@@ -1,16 +1,16 @@
-import Synchronization
+import AuthEngine
 
 /// The phone page's tables derived from a resource folder's `regions/` files and the project's
 /// settings: calling codes, main regions, the regions a project offers, rendered country lists.
 /// Owned by the `Templates` of one app (so made and gone with it); each is built on first use
 /// and kept, behind its own mutex.
-final class RegionTables: Sendable {
+final class RegionTables: @unchecked Sendable {
     let directory: String
-    let codes = Mutex<[(code: String, callingCode: Int)]?>(nil)
-    let main = Mutex<[Int: String]?>(nil)
-    let known = Mutex<Set<String>?>(nil)
-    let offered = Mutex<[PhonePage.OfferedEntry]>([])
-    let options = Mutex<[String: PhonePage.CountryOptions]>([:])
+    let codes = Locked<[(code: String, callingCode: Int)]?>(nil)
+    let main = Locked<[Int: String]?>(nil)
+    let known = Locked<Set<String>?>(nil)
+    let offered = Locked<[PhonePage.OfferedEntry]>([])
+    let options = Locked<[String: PhonePage.CountryOptions]>([:])
 
     init(directory: String) { self.directory = directory }
 
