@@ -99,7 +99,7 @@ let package = Package(
         // Test doubles shared by the test targets and the fuzz program (a fixed clock, seeded randomness).
         .target(name: "TestSupport", dependencies: ["AuthEngine"], path: "Tests/TestSupport", swiftSettings: swift5),
         .testTarget(name: "JSONValueTests", dependencies: ["JSONValue"], swiftSettings: swift5),
-        .testTarget(name: "FastCGITests", dependencies: ["FastCGI", "HTTP"], swiftSettings: swift5),
+        .testTarget(name: "FastCGITests", dependencies: ["FastCGI", "HTTP", "TestSupport"], swiftSettings: swift5),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSONValue", "TextCoding"], swiftSettings: swift5),
         .testTarget(name: "AuthCryptoTests", dependencies: ["AuthCrypto"], swiftSettings: swift5),
         .testTarget(name: "AuthEngineTests", dependencies: ["AuthEngine", "AuthCrypto", "AuthStore", "JSONValue", "TestSupport"], swiftSettings: swift5),

@@ -1,4 +1,7 @@
 import AuthEngine
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A clock tests move by hand (2026-01-01 00:00 UTC unless told otherwise).
 public final class FixedClock: Clock, @unchecked Sendable {
@@ -27,4 +30,19 @@ public final class SeededRandom: RandomSource, @unchecked Sendable {
             return out
         }
     }
+}
+
+/// Runs `body` on a new thread; `join` waits for it (test servers and workers on real sockets).
+public final class TestThread: @unchecked Sendable {
+    private var tid = pthread_t()
+    private final class Box { let body: () -> Void; init(_ b: @escaping () -> Void) { body = b } }
+    public init(_ body: @escaping () -> Void) {
+        let box = Unmanaged.passRetained(Box(body))
+        pthread_create(&tid, nil, { raw in
+            guard let raw else { return nil }
+            Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
+            return nil
+        }, box.toOpaque())
+    }
+    public func join() { pthread_join(tid, nil) }
 }

@@ -70,21 +70,6 @@ extension OutboxStore {
     func all(_ channel: OutboxMessage.Channel = .sms) throws -> [OutboxMessage] { try messages(project: "p", channel: channel, limit: 100) }
 }
 
-/// Runs `body` on a new thread; `join` waits for it.
-final class TestThread: @unchecked Sendable {
-    private var tid = pthread_t()
-    private final class Box { let body: () -> Void; init(_ b: @escaping () -> Void) { body = b } }
-    init(_ body: @escaping () -> Void) {
-        let box = Unmanaged.passRetained(Box(body))
-        pthread_create(&tid, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
-            return nil
-        }, box.toOpaque())
-    }
-    func join() { pthread_join(tid, nil) }
-}
-
 /// Real milliseconds (`SystemClock`), for timing the worker's thread and real sockets.
 func realNow() -> Millis { SystemClock().now() }
 

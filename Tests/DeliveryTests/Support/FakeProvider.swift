@@ -1,4 +1,5 @@
 import Glibc
+import TestSupport
 
 /// A provider on 127.0.0.1 at a free port, serving one connection at a time on its own thread
 /// with `handle` (given the connection; it is closed afterwards). Stopped by `close()`.

@@ -1,6 +1,7 @@
 @testable import FastCGI
 import Glibc
 import HTTP
+import TestSupport
 
 /// A value the responder's thread and the test both touch.
 final class Locked<T>: @unchecked Sendable {
@@ -63,7 +64,7 @@ func serve(steps: [[UInt8]], maxBodyBytes: Int = 1024, timeout: Int = 5,
     let server = FastCGIServer(options: .init(address: .inherited, workers: 1, maxBodyBytes: maxBodyBytes,
                                               tooLarge: { limit in .text("PAYLOAD_TOO_LARGE : Request body larger than \(limit) bytes", status: 413) }),
                                log: { _ in })
-    let thread = Thread {
+    let thread = TestThread {
         // libfcgi owns the responder's end from here and closes it when the loop ends.
         let n = server.serveConnection(responder) { request in
             seen.with { $0.append(request) }
@@ -113,17 +114,3 @@ func echo(_ r: Request) -> Response {
     Response(status: 200, headers: [("Content-Type", "text/plain")], body: Array("\(r.method) \(r.path) \(r.body.count)".utf8))
 }
 
-/// A pthread running `body`.
-final class Thread: @unchecked Sendable {
-    private var tid = pthread_t()
-    private final class Box { let body: () -> Void; init(_ b: @escaping () -> Void) { body = b } }
-    init(_ body: @escaping () -> Void) {
-        let box = Unmanaged.passRetained(Box(body))
-        pthread_create(&tid, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
-            return nil
-        }, box.toOpaque())
-    }
-    func join() { pthread_join(tid, nil) }
-}
