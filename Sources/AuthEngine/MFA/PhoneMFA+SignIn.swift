@@ -77,12 +77,14 @@ extension PhoneMFA {
 
     /// `mfaSignIn:finalize`: the code sent for this pending sign-in completes it, once. The
     /// factor is the enrolled one whose number the code went to.
+    /// `infoPresent` false: the request carried no `phoneVerificationInfo` (another provider).
     public func finishSignIn(pendingCredential: String?, sessionInfo: String?, code: String?, remoteAddress: String,
-                             issueTokens: Bool = true) throws -> SignedIn {
+                             issueTokens: Bool = true, infoPresent: Bool = true) throws -> SignedIn {
         try requireEnabled()
         guard let pendingCredential, !pendingCredential.isEmpty else {
             throw AuthError(.missingCredential, "Please set MFA Pending Credential.")
         }
+        guard infoPresent else { throw AuthError(.invalidArgument, "MFA provider not supported!") }
         let record = try pending(pendingCredential)
         let outcome = try phone.verifyCode(sessionInfo: sessionInfo, code: code,
                                            purpose: PhoneCodePurpose.secondFactor(pending: record.credentialHash),

@@ -85,19 +85,18 @@ public struct PhoneMFA {
                                 remoteAddress: String, infoPresent: Bool = true) throws -> (account: Account, enrollment: MFAEnrollment, tokens: IssuedTokens) {
         try requireEnabled()
         let (account, verified) = try accounts.account(forIDToken: idToken, project: project.id)
-        try checkEligible(account, firstFactor: verified.signInProvider)
-        guard infoPresent else { throw AuthError(.invalidArgument, "((Missing phoneVerificationInfo.))") }
         let done = try finishEnrolment(account: account, firstFactor: verified.signInProvider, sessionInfo: sessionInfo, code: code,
-                                       displayName: displayName, remoteAddress: remoteAddress, issueTokens: true)
+                                       displayName: displayName, remoteAddress: remoteAddress, issueTokens: true, infoPresent: infoPresent)
         guard let tokens = done.tokens else { throw AuthError(.internalError, "enrolment issued no tokens") }
         return (done.account, done.enrollment, tokens)
     }
 
     /// Enrolment finished for a signed-in `account` (see `startEnrolment(account:…)`).
     public func finishEnrolment(account: Account, firstFactor: String, sessionInfo: String?, code: String?, displayName: String?,
-                                remoteAddress: String, issueTokens: Bool) throws -> Enrolled {
+                                remoteAddress: String, issueTokens: Bool, infoPresent: Bool = true) throws -> Enrolled {
         try requireEnabled()
         try checkEligible(account, firstFactor: firstFactor)
+        guard infoPresent else { throw AuthError(.invalidArgument, "((Missing phoneVerificationInfo.))") }
         let name = try PhoneMFA.displayName(displayName)
         let (enrolled, enrollment, pending) = try phone.verifyCode(
             sessionInfo: sessionInfo, code: code, purpose: PhoneCodePurpose.enrolment(localID: account.localID),

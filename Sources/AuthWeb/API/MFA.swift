@@ -67,13 +67,10 @@ enum MFAAPI {
     /// `{mfaPendingCredential, phoneVerificationInfo{sessionInfo, code}}` → `{idToken, refreshToken}`.
     static func signInFinalize(_ ctx: inout Context) throws -> Response {
         try ctx.refuseTenant()
-        let flow = flow(ctx)
-        try flow.requireEnabled()
-        let credential = ctx.string("mfaPendingCredential")
-        guard let credential, !credential.isEmpty else { throw AuthError(.missingCredential, "Please set MFA Pending Credential.") }
-        guard let info = object(ctx, "phoneVerificationInfo") else { throw AuthError(.invalidArgument, "MFA provider not supported!") }
-        let result = try flow.finishSignIn(pendingCredential: credential, sessionInfo: info["sessionInfo"]?.stringValue,
-                                           code: info["code"]?.stringValue, remoteAddress: ctx.request.remoteAddress)
+        let info = object(ctx, "phoneVerificationInfo")
+        let result = try flow(ctx).finishSignIn(pendingCredential: ctx.string("mfaPendingCredential"),
+                                                sessionInfo: info?["sessionInfo"]?.stringValue, code: info?["code"]?.stringValue,
+                                                remoteAddress: ctx.request.remoteAddress, infoPresent: info != nil)
         return .json(.obj((result.tokens?.wirePairs ?? []) + [("localId", result.account.localID)]))
     }
 
