@@ -5,6 +5,7 @@
 #   scripts/fuzz.sh                 every target, FUZZ_SECONDS each (default 60)
 #   scripts/fuzz.sh json cookie     those targets only
 #   FUZZ_RUNS=10000000 scripts/fuzz.sh json     a number of executions instead of a time
+#   FUZZ_CONFIG=release scripts/fuzz.sh         optimised build (.build-fuzz-release), for long runs
 #
 # New corpus entries and crashes go to FUZZ_OUT (default fuzz-output/, ignored by git); the seeds
 # in Fuzz/corpus/<target> are read, never written. Prints one line per target and a closing
@@ -24,8 +25,16 @@ swiftc_path="$(readlink -f "$(command -v swiftc)")"
 runtime="$(dirname "$swiftc_path")/../lib/swift/clang/lib/linux/libclang_rt.fuzzer_no_main-x86_64.a"
 [ -f "$runtime" ] || { echo "fuzz: libFuzzer runtime not found at $runtime"; exit 1; }
 
-echo "== fuzz build (libFuzzer + AddressSanitizer, .build-fuzz)"
-if ! swift build -c debug --product gatehouse-fuzz --scratch-path .build-fuzz \
+# Long runs use an optimised build: several times the executions per second, same sanitizer and
+# coverage; -enable-testing keeps the @testable imports the targets use.
+config="${FUZZ_CONFIG:-debug}"
+case "$config" in
+    debug) scratch=.build-fuzz; extra=() ;;
+    release) scratch=.build-fuzz-release; extra=(-Xswiftc -enable-testing) ;;
+    *) echo "fuzz: FUZZ_CONFIG is debug or release"; exit 1 ;;
+esac
+echo "== fuzz build (libFuzzer + AddressSanitizer, $config, $scratch)"
+if ! swift build -c "$config" --product gatehouse-fuzz --scratch-path "$scratch" "${extra[@]}" \
     -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table \
     -Xswiftc -use-ld=lld -Xlinker "$runtime" -Xlinker -lstdc++ -Xlinker -u -Xlinker LLVMFuzzerRunDriver \
     > "$out/logs/build.log" 2>&1; then
@@ -33,7 +42,7 @@ if ! swift build -c debug --product gatehouse-fuzz --scratch-path .build-fuzz \
     echo "fuzz: build failed"
     exit 1
 fi
-bin="$PWD/.build-fuzz/debug/gatehouse-fuzz"
+bin="$PWD/$scratch/$config/gatehouse-fuzz"
 
 if [ "$#" -gt 0 ]; then
     targets=("$@")
