@@ -2,13 +2,19 @@
 import Glibc
 #endif
 
-/// JWS compact serialisation (RFC 7515 §7.1) for RS256; the claims themselves are the caller's JSON.
+/// JWS compact serialisation (RFC 7515 §7.1) for RS256 (and ES256 signing); the claims themselves are the caller's JSON.
 public enum JWS {
     /// `base64url(header).base64url(payload).base64url(signature)`.
     public static func signRS256(header: [UInt8], payload: [UInt8], key: RSAPrivateKey) throws(CryptoError) -> String {
         let input = Base64URL.encode(header) + "." + Base64URL.encode(payload)
         let sig = try key.signRS256(Array(input.utf8))
         return input + "." + Base64URL.encode(sig)
+    }
+
+    /// The same for ES256 (APNs provider tokens): the signature is `r ‖ s` (RFC 7518 §3.4).
+    public static func signES256(header: [UInt8], payload: [UInt8], key: ES256PrivateKey) throws(CryptoError) -> String {
+        let input = Base64URL.encode(header) + "." + Base64URL.encode(payload)
+        return input + "." + Base64URL.encode(try key.sign(Array(input.utf8)))
     }
 
     /// The three decoded parts of a compact JWS; nil unless exactly three valid base64url segments.

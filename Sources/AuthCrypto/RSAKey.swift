@@ -250,7 +250,7 @@ public final class RSAPublicKey: @unchecked Sendable {
 
 /// Runs `read` over a read-only memory BIO holding `pem`. The BIO borrows the bytes without
 /// copying them, so it is created, read and freed inside the one closure that keeps them alive.
-private func withPEM(_ pem: String, _ read: (OpaquePointer) -> OpaquePointer?) throws(CryptoError) -> OpaquePointer? {
+func withPEM(_ pem: String, _ read: (OpaquePointer) -> OpaquePointer?) throws(CryptoError) -> OpaquePointer? {
     let bytes = Array(pem.utf8)
     var bioFailed = false
     let key = bytes.withUnsafeBufferPointer { buf -> OpaquePointer? in

@@ -3,7 +3,8 @@
 /// Numbers: 1 foundation; 2 phone sign-in; 3 app verification; 4 email link; 5 tokens/sessions;
 /// 6 phone open-code index; 7 fewer pages per sign-in (audit log, refresh-token indexes); 8 the
 /// client a pending phone code belongs to; 9 SMS pumping holds; 10 the outbox's lease token; 11 phone
-/// second factor (enrolments, pending credentials, code purpose, refresh tokens' factor). New
+/// second factor (enrolments, pending credentials, code purpose, refresh tokens' factor); 12 silent-push
+/// receipts. New
 /// migrations take the next free number.
 public enum Migrations {
     public static let all: [(version: Int, sql: String)] = ([
@@ -141,7 +142,7 @@ public enum Migrations {
             expires_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """),
-    ] + phone + appVerification + emailLink + sessions + flowPages + pumping + outboxLease + mfa).sorted { $0.version < $1.version }
+    ] + phone + appVerification + emailLink + sessions + flowPages + pumping + outboxLease + mfa + push).sorted { $0.version < $1.version }
 
     /// Applies every migration newer than the recorded version, each in its own transaction.
     /// Returns the resulting version. Concurrent starters serialise on the write lock.

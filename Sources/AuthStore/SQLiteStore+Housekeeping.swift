@@ -27,6 +27,8 @@ extension SQLiteStore: HousekeepingStore {
             return try deleteBatch("app_tokens", key: "token_hash", where: "expires_at <= ?", cutoff, limit)
         case .mfaPending:
             return try deleteBatch("mfa_pending", key: "credential_hash", where: "expires_at < ?", cutoff, limit)
+        case .iosReceipts:
+            return try deleteBatch("ios_receipts", key: "receipt_hash", where: "expires_at <= ?", cutoff, limit)
         case .sessions:
             return try deleteBatch("sessions", key: "sid_hash", where: "expires_at < ?", cutoff, limit)
         case .refreshTokens:

@@ -43,12 +43,17 @@ extension SQLiteStore: OutboxStore {
         return db.lastInsertRowID
     }
 
-    public func dueMessageIDs(now: Millis, limit: Int) throws -> [Int64] {
-        try db.rows("""
+    public func dueMessageIDs(now: Millis, limit: Int, channels: [OutboxMessage.Channel]) throws -> [Int64] {
+        guard !channels.isEmpty else { return [] }
+        // One placeholder per channel: the values are bound, never spliced into the SQL.
+        let placeholders = Array(repeating: "?", count: channels.count).joined(separator: ", ")
+        let values: [SQLBindable] = [now, now] + channels.map { $0.rawValue } + [limit]
+        return try db.rows("""
             SELECT id FROM outbox
-            WHERE (status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?)
+            WHERE ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?))
+              AND channel IN (\(placeholders))
             ORDER BY next_attempt_at, id LIMIT ?
-            """, [now, now, limit]) { $0.int(0) }
+            """, values) { $0.int(0) }
     }
 
     /// One conditional UPDATE decides between workers: the one whose UPDATE changes the row holds

@@ -49,11 +49,12 @@ enum RouteTable {
         api("POST", ["\(itk2)/accounts/mfaSignIn:start"], [.apiKey, .json], MFAAPI.signInStart)
         api("POST", ["\(itk2)/accounts/mfaSignIn:finalize"], [.apiKey, .json], MFAAPI.signInFinalize)
 
-        // App verification (§2.14, §4.4)
+        // App verification (§2.14, §2.15, §4.4)
         api("GET", ["/__/auth/challenge"], [], AppVerificationAPI.challenge)
         api("POST", ["/__/auth/challenge"], [.json], AppVerificationAPI.solve)
         api("GET", ["\(itk)/recaptchaParams", "\(legacy)/getRecaptchaParam", "/v1/recaptchaParams"], [.apiKey], AppVerificationAPI.recaptchaParams)
         api("GET", ["\(itk2)/recaptchaConfig", "/v2/recaptchaConfig"], [.apiKey], AppVerificationAPI.recaptchaConfig)
+        api("POST", ["\(itk)/accounts:verifyIosClient", "\(legacy)/verifyClient"], [.apiKey, .json], PushAPI.verifyIosClient)
 
         // Email link (§2.3–§2.5, §2.16)
         api("POST", ["\(itk)/accounts:sendOobCode", "\(legacy)/getOobConfirmationCode"], [.apiKeyOrAdmin, .json], EmailLinkAPI.sendOobCode)
@@ -85,6 +86,7 @@ enum RouteTable {
         // Emulator helpers (§2.18): dev mode only
         api("GET", ["\(emulator)/verificationCodes"], [.devOnly, .pathProject], PhoneAPI.emulatorVerificationCodes)
         api("GET", ["\(emulator)/oobCodes"], [.devOnly, .pathProject], EmailLinkAPI.emulatorOobCodes)
+        api("GET", ["\(emulator)/pushNotifications"], [.devOnly, .pathProject], PushAPI.emulatorPushNotifications)
         api("DELETE", ["\(emulator)/accounts"], [.devOnly, .pathProject], AccountsAPI.emulatorDeleteAccounts)
 
         // Hosted pages (§4): GET renders, POST acts (CSRF-checked in the handler)

@@ -12,6 +12,7 @@
 #include <openssl/core_names.h>
 #include <openssl/param_build.h>
 #include <openssl/bio.h>
+#include <openssl/ec.h>
 
 /* Macros Swift cannot import. */
 static const int GH_EVP_PKEY_KEYPAIR = EVP_PKEY_KEYPAIR;

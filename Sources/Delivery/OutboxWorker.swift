@@ -37,6 +37,9 @@ public final class OutboxWorker: @unchecked Sendable {
     public let leaseMillis: Millis
     let makeStore: () throws -> OutboxStore
     let senders: [OutboxMessage.Channel: MessageSender]
+    /// The channels this worker delivers (those it has a sender for); another worker may deliver
+    /// the others (pushes have their own, so a slow SMS provider never delays them).
+    let channels: [OutboxMessage.Channel]
     let clock: Clock
     private let condition = WakeCondition()
     private var stopping = false
@@ -53,6 +56,7 @@ public final class OutboxWorker: @unchecked Sendable {
                 clock: Clock = SystemClock(), maxAttempts: Int = 8, housekeeping: (() throws -> Void)? = nil) {
         self.makeStore = makeStore
         self.senders = senders
+        channels = OutboxMessage.Channel.allCases.filter { senders[$0] != nil }
         self.clock = clock
         self.maxAttempts = maxAttempts
         self.housekeeping = housekeeping
@@ -165,7 +169,7 @@ public final class OutboxWorker: @unchecked Sendable {
     @discardableResult
     public func deliverDue(_ store: OutboxStore, limit: Int = 16) throws -> Int {
         var handled = 0
-        for id in try store.dueMessageIDs(now: clock.now(), limit: limit) {
+        for id in try store.dueMessageIDs(now: clock.now(), limit: limit, channels: channels) {
             if isStopping { break }
             let now = clock.now()
             guard let lease = try store.lease(id: id, now: now, until: now + leaseMillis) else { continue }

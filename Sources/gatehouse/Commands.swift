@@ -49,6 +49,7 @@ enum ConfigCommand {
                 problems.append("templates: \(error)")
             }
             problems += Runtime.libraryProblems()
+            problems += c.apnsKeyProblems()
             if problems.isEmpty {
                 print("configuration \(c.source): OK (\(c.mode.rawValue) mode, \(c.projects.count) project(s): \(c.projects.map(\.id).joined(separator: ", ")))")
                 return

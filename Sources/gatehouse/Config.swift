@@ -182,6 +182,7 @@ struct Config {
         if let l = listen, !trustedNetwork, !Config.isLoopback(listenAddress: l) {
             problems.append("listen.tcp: \(l) is not a loopback address; FastCGI must be reachable only by nginx (use 127.0.0.1 or a unix socket, or set listen.trusted_network: true when a firewall keeps everyone else out)")
         }
+        problems += apnsGatewayProblems()
         guard mode == .production else { return }
         if (adminToken ?? "").count < 32 { problems.append("admin_token: production mode needs an admin token of at least 32 characters") }
         if publicOrigin == nil || !(publicOrigin ?? "").hasPrefix("https://") { problems.append("public_origin: production mode needs an https:// origin") }
@@ -231,8 +232,9 @@ struct Config {
                 let team = a["team_id"]?.stringValue ?? ""
                 if team.count != 10 { problems.append("\(pfx)ios_apps[\(i)].team_id: expected a 10-character Apple team id") }
                 let schemes = (a["url_schemes"]?.arrayValue ?? []).compactMap(\.stringValue)
-                let app = IOSApp(bundleID: bundle, teamID: team, appID: a["app_id"]?.stringValue, clientID: a["client_id"]?.stringValue,
+                var app = IOSApp(bundleID: bundle, teamID: team, appID: a["app_id"]?.stringValue, clientID: a["client_id"]?.stringValue,
                                  extraSchemes: schemes)
+                if let apns = a["apns"] { app.apns = Config.apns(apns, appTeam: team, prefix: "\(pfx)ios_apps[\(i)].apns", problems: &problems) }
                 if app.schemes.isEmpty { problems.append("\(pfx)ios_apps[\(i)]: needs app_id, client_id or url_schemes") }
                 p.iosApps.append(app)
             }

@@ -30,7 +30,7 @@ struct Runtime {
     /// The web app over these services. `validateTemplates`: parse every template now so a broken
     /// one fails at start (all but CGI mode, where each request is a new process and parses only
     /// what it renders). `outbox`: the worker a committed message wakes (none in CGI mode).
-    func webApp(validateTemplates: Bool = true, outbox: OutboxWorker? = nil) throws -> WebApp {
+    func webApp(validateTemplates: Bool = true, outbox: OutboxWorkers? = nil) throws -> WebApp {
         let templates = try Templates(directory: try Runtime.resourcesDirectory(config))
         if validateTemplates { try templates.validateAll() }
         var settings = WebSettings(projects: config.projects, devMode: config.mode == .dev, publicOrigin: config.publicOrigin,
@@ -68,15 +68,22 @@ struct Runtime {
 
     func openStore() throws -> SQLiteStore { try SQLiteStore(path: config.databasePath) }
 
-    /// The outbox delivery worker, not yet started (one per process; leases make several
+    /// The outbox delivery workers, not yet started (one set per process; leases make several
     /// instances safe).
-    func makeOutbox() throws -> OutboxWorker {
+    func makeOutbox() throws -> OutboxWorkers {
         let senders: [OutboxMessage.Channel: MessageSender] = [.sms: try SMSProviders.make(config.sms), .email: try EmailTransports.make(config.email)]
         let path = config.databasePath
-        let worker = OutboxWorker(makeStore: { try SQLiteStore(path: path) }, senders: senders, housekeeping: { [retention = config.retention] in
+        let messages = OutboxWorker(makeStore: { try SQLiteStore(path: path) }, senders: senders, housekeeping: { [retention = config.retention] in
             try Runtime.housekeeping(path: path, retention: retention)
         })
-        return worker
+        let pushes = OutboxWorker(makeStore: { try SQLiteStore(path: path) }, senders: [.push: makePushSender()])
+        return OutboxWorkers(all: [messages, pushes])
+    }
+
+    /// Dev mode lists pushes (the dev outbox) and sends none; otherwise APNs, with the keys of
+    /// every app that has one.
+    func makePushSender() -> MessageSender {
+        config.mode == .dev ? DevSender() : APNsSender(apps: config.apnsApps())
     }
 
     /// libphonenumber and libcurl are loaded on first use, so `config check` looks for them here
@@ -113,6 +120,16 @@ struct Runtime {
         for d in ["/usr/local/share/gatehouse", "/usr/share/gatehouse"] where Files.exists(d + "/public") { return d }
         return nil
     }
+}
+
+/// The delivery workers of a serving process: one for SMS and email, one for silent pushes, so a
+/// slow SMS provider or mail server never delays a push an app is waiting for (seconds).
+struct OutboxWorkers: Sendable {
+    let all: [OutboxWorker]
+    func start() { all.forEach { $0.start() } }
+    func wake() { all.forEach { $0.wake() } }
+    func requestStop() { all.forEach { $0.requestStop() } }
+    func stop() { all.forEach { $0.stop() } }
 }
 
 struct ConfigError: Error, CustomStringConvertible {

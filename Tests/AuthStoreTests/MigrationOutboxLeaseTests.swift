@@ -29,8 +29,8 @@ struct MigrationOutboxLeaseTests {
         #expect(try store.db.rows("SELECT lease_token FROM outbox ORDER BY id") { $0.int(0) } == [0, 0, 0])
 
         // The pending message and the one whose old lease expired are due; the sent one is not.
-        #expect(try store.dueMessageIDs(now: 40, limit: 10) == [rows[0].id])
-        #expect(try store.dueMessageIDs(now: 50, limit: 10) == [rows[0].id, rows[1].id])
+        #expect(try store.dueMessageIDs(now: 40, limit: 10, channels: [.sms, .email, .push]) == [rows[0].id])
+        #expect(try store.dueMessageIDs(now: 50, limit: 10, channels: [.sms, .email, .push]) == [rows[0].id, rows[1].id])
         let taken = try #require(try store.lease(id: rows[1].id, now: 50, until: 150))
         #expect(taken.token == 1 && taken.message.attempts == 1)
         #expect(try store.markSent(taken, at: 60, keepBody: false))

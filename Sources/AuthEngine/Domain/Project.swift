@@ -9,9 +9,13 @@ public struct IOSApp: Sendable, Equatable {
     public var clientID: String?
     /// Further schemes registered explicitly.
     public var extraSchemes: [String]
+    /// Silent pushes (`verifyIosClient`); nil when the app has no APNs auth key configured.
+    public var apns: APNsSettings?
 
-    public init(bundleID: String, teamID: String, appID: String? = nil, clientID: String? = nil, extraSchemes: [String] = []) {
+    public init(bundleID: String, teamID: String, appID: String? = nil, clientID: String? = nil, extraSchemes: [String] = [],
+                apns: APNsSettings? = nil) {
         self.bundleID = bundleID; self.teamID = teamID; self.appID = appID; self.clientID = clientID; self.extraSchemes = extraSchemes
+        self.apns = apns
     }
 
     /// `app-` + app id with every `:` replaced by `-` (firebase-wire.md §4.4).
@@ -100,6 +104,8 @@ public struct ProjectSettings: Sendable, Equatable {
     public var network = NetworkPolicy()
     /// Phone second factor (firebase-wire.md §2.17, §5.4).
     public var mfa = MFAState.disabled
+    /// Silent-push app verification (`verifyIosClient`).
+    public var push = PushPolicy()
 
     public init(id: String, apiKeys: [String] = [], devMode: Bool = false, authorizedDomains: [String] = [],
                 iosApps: [IOSApp] = [], androidApps: [AndroidApp] = [], testPhoneNumbers: [String: String] = [:],

@@ -61,7 +61,8 @@ extension PhoneMFA {
             throw AuthError(.mfaEnrollmentNotFound)
         }
         return try phone.sendCode(PhoneSignIn.SendRequest(
-            phoneNumber: enrollment.phoneNumber, appToken: request.appToken, apiKey: request.apiKey, appID: request.appID,
+            phoneNumber: enrollment.phoneNumber, appToken: request.appToken, iosCredential: request.iosCredential,
+            apiKey: request.apiKey, appID: request.appID,
             remoteAddress: request.remoteAddress, purpose: PhoneCodePurpose.secondFactor(pending: record.credentialHash),
             composeSMS: request.composeSMS))
     }

@@ -32,6 +32,7 @@ public struct PhoneMFA {
     public struct CodeRequest {
         public var phoneNumber: String?
         public var appToken: String?
+        public var iosCredential: IOSCredential?
         public var apiKey: String?
         public var appID: String
         public var remoteAddress: String
@@ -40,9 +41,9 @@ public struct PhoneMFA {
         /// caller's token is checked, as Firebase orders it).
         public var infoPresent: Bool
 
-        public init(phoneNumber: String? = nil, appToken: String? = nil, apiKey: String? = nil, appID: String = "",
-                    remoteAddress: String, infoPresent: Bool = true, composeSMS: @escaping (_ code: String) -> String) {
-            self.phoneNumber = phoneNumber; self.appToken = appToken; self.apiKey = apiKey; self.appID = appID
+        public init(phoneNumber: String? = nil, appToken: String? = nil, iosCredential: IOSCredential? = nil, apiKey: String? = nil,
+                    appID: String = "", remoteAddress: String, infoPresent: Bool = true, composeSMS: @escaping (_ code: String) -> String) {
+            self.phoneNumber = phoneNumber; self.appToken = appToken; self.iosCredential = iosCredential; self.apiKey = apiKey; self.appID = appID
             self.remoteAddress = remoteAddress; self.infoPresent = infoPresent; self.composeSMS = composeSMS
         }
     }
@@ -65,7 +66,8 @@ public struct PhoneMFA {
         let number = try PhoneSignIn.parse(request.phoneNumber, project: project)
         try checkNewFactor(number.e164, on: account)
         return try phone.sendCode(PhoneSignIn.SendRequest(
-            phoneNumber: number.e164, appToken: request.appToken, apiKey: request.apiKey, appID: request.appID,
+            phoneNumber: number.e164, appToken: request.appToken, iosCredential: request.iosCredential, apiKey: request.apiKey,
+            appID: request.appID,
             remoteAddress: request.remoteAddress, purpose: PhoneCodePurpose.enrolment(localID: account.localID),
             composeSMS: request.composeSMS))
     }

@@ -3,7 +3,7 @@ import JSONValue
 
 /// What phone sign-in needs from the store.
 public typealias PhoneFlowStore = PhoneStore & AccountStore & SigningKeyStore & SecretStore & LimitStore & OutboxStore
-    & AuditStore & AppTokenStore & SessionStore & SMSPumpingStore
+    & AuditStore & AppTokenStore & SessionStore & SMSPumpingStore & PushStore
 
 /// Phone sign-in, step 1: `accounts:sendVerificationCode` (firebase-wire.md §2.1, §5.1;
 /// gatehouse.md "Phone sign-in"), and the hosted page's "send again".
@@ -29,6 +29,8 @@ public struct PhoneSignIn {
         public var defaultRegion: String?
         /// `recaptchaToken`: a Gatehouse app token (required for real numbers outside dev mode).
         public var appToken: String?
+        /// `iosReceipt` + `iosSecret`: silent-push app verification, instead of the app token.
+        public var iosCredential: IOSCredential?
         /// The API key the token must be bound to; nil for the hosted pages.
         public var apiKey: String?
         /// The calling app (reentrancy key): bundle id, package name, `web` for the hosted page.
@@ -40,10 +42,11 @@ public struct PhoneSignIn {
         /// What the code is for (`PhoneCodePurpose`); only a flow of that purpose accepts it.
         public var purpose: String
 
-        public init(phoneNumber: String?, defaultRegion: String? = nil, appToken: String? = nil, apiKey: String? = nil,
-                    appID: String = "", remoteAddress: String, purpose: String = PhoneCodePurpose.signIn,
+        public init(phoneNumber: String?, defaultRegion: String? = nil, appToken: String? = nil, iosCredential: IOSCredential? = nil,
+                    apiKey: String? = nil, appID: String = "", remoteAddress: String, purpose: String = PhoneCodePurpose.signIn,
                     composeSMS: @escaping (_ code: String) -> String) {
-            self.phoneNumber = phoneNumber; self.defaultRegion = defaultRegion; self.appToken = appToken; self.apiKey = apiKey
+            self.phoneNumber = phoneNumber; self.defaultRegion = defaultRegion; self.appToken = appToken; self.iosCredential = iosCredential
+            self.apiKey = apiKey
             self.appID = appID; self.remoteAddress = remoteAddress; self.purpose = purpose; self.composeSMS = composeSMS
         }
     }
@@ -68,7 +71,7 @@ public struct PhoneSignIn {
         let number = try PhoneSignIn.parse(request.phoneNumber, defaultRegion: request.defaultRegion, project: project)
         try checkRegion(number)
         let appID = PhoneSignIn.normalisedAppID(request.appID)
-        try verifyApp(number, token: request.appToken, apiKey: request.apiKey, appID: appID)
+        try verifyApp(number, token: request.appToken, ios: request.iosCredential, apiKey: request.apiKey, appID: appID)
         // The number of a user with a second factor is no first factor: no code is sent for it
         // (firebase-wire.md §5.1 item 9; checked again at sign-in).
         if request.purpose == PhoneCodePurpose.signIn, project.mfa.allowsPhone,
@@ -107,7 +110,7 @@ public struct PhoneSignIn {
         if now < old.createdAt + policy.resendAfterSeconds * 1000 { throw AuthError(.tooManyAttempts, PhoneSignIn.resendTooSoon) }
         let number = try PhoneSignIn.parse(old.phoneNumber, project: project)
         try checkRegion(number)
-        try verifyApp(number, token: appToken, apiKey: apiKey, appID: old.appID)
+        try verifyApp(number, token: appToken, ios: nil, apiKey: apiKey, appID: old.appID)
         let client = project.client(remoteAddress)
         let keys = try PhoneKeys.load(store: store, random: random, at: now)
         let draft = Draft(number, keys: keys, random: random, client: client, project: project.id)
@@ -139,14 +142,17 @@ public struct PhoneSignIn {
         }
     }
 
-    /// Real numbers outside dev mode need a single-use app token (`recaptchaToken`) minted for
-    /// this app. Where none is required (dev mode, test numbers) a Gatehouse token that is
-    /// supplied is still checked and consumed; other clients' placeholder tokens (emulator-style)
-    /// are ignored there.
-    func verifyApp(_ number: ParsedNumber, token: String?, apiKey: String?, appID: String) throws {
+    /// Real numbers outside dev mode need app verification: a single-use app token
+    /// (`recaptchaToken`) minted for this app, or an iOS receipt + secret of this app. A credential
+    /// that is supplied is always checked, also where none is required (dev mode, test numbers),
+    /// so a misconfigured app shows up in development; other clients' placeholder tokens
+    /// (emulator-style) are ignored there.
+    func verifyApp(_ number: ParsedNumber, token: String?, ios: IOSCredential?, apiKey: String?, appID: String) throws {
         let tokens = AppTokens(store: store, clock: clock, random: random)
         let app = PhoneSignIn.tokenApp(appID, project: project)
-        if project.devMode || number.isTest {
+        let pairGiven = ios?.isGiven ?? false
+        if let ios, pairGiven { try IOSReceipts(store: store, clock: clock, project: project).use(ios, bundleID: appID) }
+        if project.devMode || number.isTest || pairGiven {
             if let token, token.hasPrefix(AppTokens.prefix) { try tokens.consume(token, project: project.id, apiKey: apiKey, app: app) }
             return
         }

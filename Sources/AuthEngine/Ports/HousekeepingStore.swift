@@ -22,6 +22,8 @@ public enum PurgeKind: String, CaseIterable, Sendable {
     case auditLog = "audit_log"
     /// `mfa_pending` (pending second-factor sign-ins) whose `expires_at` is before the cutoff.
     case mfaPending = "mfa_pending"
+    /// `ios_receipts` (silent-push receipts) whose `expires_at` is at or before the cutoff.
+    case iosReceipts = "ios_receipts"
 }
 
 /// Bounded deletes for `Housekeeping`: each call deletes at most `limit` rows of one kind, in

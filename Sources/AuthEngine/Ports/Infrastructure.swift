@@ -12,7 +12,8 @@ public protocol LimitStore: Transactional {
 
 /// A message waiting for, or done with, delivery.
 public struct OutboxMessage: Sendable, Equatable {
-    public enum Channel: String, Sendable { case sms, email }
+    /// `push`: a silent APNs push (recipient: the device token; body: the payload JSON).
+    public enum Channel: String, Sendable, CaseIterable { case sms, email, push }
     public enum Status: String, Sendable { case pending, sending, sent, dead }
 
     public var id: Int64
@@ -59,9 +60,9 @@ public struct OutboxLease: Sendable, Equatable {
 public protocol OutboxStore: Transactional {
     /// Stores a pending message; returns its id.
     func enqueue(_ message: OutboxMessage) throws -> Int64
-    /// Ids of the messages due at `now` (pending and due, or sending with an expired lease), the
-    /// longest waiting first. A read: other workers may lease them first.
-    func dueMessageIDs(now: Millis, limit: Int) throws -> [Int64]
+    /// Ids of the messages of `channels` due at `now` (pending and due, or sending with an
+    /// expired lease), the longest waiting first. A read: other workers may lease them first.
+    func dueMessageIDs(now: Millis, limit: Int, channels: [OutboxMessage.Channel]) throws -> [Int64]
     /// Leases message `id` until `until` if it is still due at `now`; nil when it is not (sent,
     /// dead, not yet due, or leased by another worker).
     func lease(id: Int64, now: Millis, until: Millis) throws -> OutboxLease?

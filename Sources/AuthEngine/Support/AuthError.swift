@@ -19,6 +19,8 @@ public struct AuthError: Error, Equatable, CustomStringConvertible {
         case captchaCheckFailed = "CAPTCHA_CHECK_FAILED"
         case invalidAppCredential = "INVALID_APP_CREDENTIAL"
         case missingAppCredential = "MISSING_APP_CREDENTIAL"
+        /// `verifyIosClient` without a device token (firebase-wire.md §2.15).
+        case missingIOSAppToken = "MISSING_IOS_APP_TOKEN"
         case quotaExceeded = "QUOTA_EXCEEDED"
         case tooManyAttempts = "TOO_MANY_ATTEMPTS_TRY_LATER"
         case operationNotAllowed = "OPERATION_NOT_ALLOWED"

@@ -21,7 +21,8 @@ enum AppVerificationAPI {
         return .json(c.json, headers: noStore)
     }
 
-    /// Body: `payload` (base64 ALTCHA v1 solution) or `response` (external widget), optional
+    /// Body (JSON, or form-encoded as ALTCHA's widget posts it): `payload` or `altcha` (base64
+    /// ALTCHA v1 solution) or `response` (external widget), optional
     /// `apiKey`, `app`, or the handler's `eventId` + `ibi`|`apn` + `clientId`|`appId`.
     /// Answer: `{token}`, plus `redirect` when the handler's parameters were given.
     static func solve(_ ctx: inout Context) throws -> Response {
@@ -31,7 +32,8 @@ enum AppVerificationAPI {
         let flow = ctx.appVerification
         let token: String
         if ctx.project.appVerification.provider == .pow {
-            token = try flow.redeem(payload: ctx.string("payload") ?? "", project: ctx.project, apiKey: ctx.apiKey, app: app,
+            // `altcha`: the field ALTCHA's widget submits its solution in (a form post).
+            token = try flow.redeem(payload: ctx.nonEmpty("payload") ?? ctx.string("altcha") ?? "", project: ctx.project, apiKey: ctx.apiKey, app: app,
                                     remoteAddress: ctx.request.remoteAddress)
         } else {
             token = try flow.redeemExternal(response: ctx.string("response") ?? "", project: ctx.project, apiKey: ctx.apiKey, app: app,
@@ -42,11 +44,19 @@ enum AppVerificationAPI {
                      headers: noStore)
     }
 
-    /// `GET v1/recaptchaParams`: the reCAPTCHA site key only when reCAPTCHA is the verifier.
+    /// What `recaptchaParams` answers when no reCAPTCHA key is configured: fixed values that say
+    /// what they are, so clients that read the fields (as they do from the Firebase emulator)
+    /// find them, and nobody mistakes them for a key (docs/configuration-app-verification.md).
+    static let placeholderSiteKey = "gatehouse-no-recaptcha-site-key"
+    static let placeholderStoken = "gatehouse-no-recaptcha-stoken"
+
+    /// `GET v1/recaptchaParams`: the reCAPTCHA site key when reCAPTCHA is the verifier, else the
+    /// placeholders; `recaptchaStoken` is always a placeholder (Gatehouse issues no secure tokens).
     static func recaptchaParams(_ ctx: inout Context) throws -> Response {
         let policy = ctx.project.appVerification
+        let siteKey = policy.provider == .recaptcha ? policy.siteKey : nil
         return .json(.obj(("kind", "identitytoolkit#GetRecaptchaParamResponse"),
-                          ("recaptchaSiteKey", policy.provider == .recaptcha ? policy.siteKey : nil)))
+                          ("recaptchaSiteKey", siteKey ?? placeholderSiteKey), ("recaptchaStoken", placeholderStoken)))
     }
 
     /// `GET v2/recaptchaConfig`: both providers `OFF` unless reCAPTCHA is configured with an

@@ -10,10 +10,12 @@ enum MFAAPI {
     }
 
     /// `phoneEnrollmentInfo` / `phoneSignInInfo`: the number (enrolment only), the app
-    /// verification (`recaptchaToken`: a Gatehouse app token) and the calling app.
+    /// verification (`recaptchaToken`: a Gatehouse app token, or `iosReceipt` + `iosSecret`) and
+    /// the calling app.
     static func codeRequest(_ ctx: Context, _ info: JSON?) -> PhoneMFA.CodeRequest {
         let token = info?["recaptchaToken"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        return PhoneMFA.CodeRequest(phoneNumber: info?["phoneNumber"]?.stringValue, appToken: token, apiKey: ctx.apiKey,
+        let ios = PushAPI.credential(info?["iosReceipt"]?.stringValue, info?["iosSecret"]?.stringValue)
+        return PhoneMFA.CodeRequest(phoneNumber: info?["phoneNumber"]?.stringValue, appToken: token, iosCredential: ios, apiKey: ctx.apiKey,
                                     appID: PhoneAPI.appID(ctx), remoteAddress: ctx.request.remoteAddress, infoPresent: info != nil,
                                     composeSMS: SMSText.composer(ctx))
     }

@@ -9,11 +9,12 @@ enum PhoneAPI {
         PhoneSignIn(store: ctx.store, clock: ctx.app.clock, random: ctx.app.random, tokens: ctx.app.tokens, project: ctx.project)
     }
 
-    /// `{phoneNumber, recaptchaToken?, …}` → `{sessionInfo}`.
+    /// `{phoneNumber, recaptchaToken? | iosReceipt + iosSecret, …}` → `{sessionInfo}`.
     static func sendVerificationCode(_ ctx: inout Context) throws -> Response {
         try rejectTenant(ctx)
         let result = try flow(ctx).sendCode(.init(
-            phoneNumber: ctx.string("phoneNumber"), appToken: ctx.nonEmpty("recaptchaToken"), apiKey: ctx.apiKey,
+            phoneNumber: ctx.string("phoneNumber"), appToken: ctx.nonEmpty("recaptchaToken"),
+            iosCredential: PushAPI.credential(ctx.string("iosReceipt"), ctx.string("iosSecret")), apiKey: ctx.apiKey,
             appID: appID(ctx), remoteAddress: ctx.request.remoteAddress, composeSMS: SMSText.composer(ctx)))
         if result.smsQueued { ctx.app.outboxNotifier() }
         return .json(.obj(("sessionInfo", result.sessionInfo)))

@@ -27,6 +27,7 @@ private struct RetentionWorld {
         try db.run("INSERT INTO outbox (project_id, channel, recipient, body, status, attempts, next_attempt_at, created_at) VALUES ('p', 'email', 'a@b.c', '', 'dead', 8, ?, ?)", [t0, t0])
         try db.run("INSERT INTO audit_log (at, project_id, event) VALUES (?, 'p', 'signIn')", [t0])
         try db.run("INSERT INTO mfa_pending (credential_hash, project_id, local_id, first_factor, auth_time, created_at, expires_at) VALUES (?, 'p', 'u', 'password', 0, ?, ?)", [h, t0 - 600_000, t0])
+        try db.run("INSERT INTO ios_receipts (receipt_hash, project_id, bundle_id, device_token_hash, sandbox, secret_hash, created_at, expires_at) VALUES (?, 'p', 'b', x'00', 0, x'00', ?, ?)", [h, t0 - 3_600_000, t0])
         for (i, column) in ["revoked_at", "rotated_at"].enumerated() {
             try db.run("INSERT INTO refresh_tokens (token_hash, family_id, project_id, local_id, provider, auth_time, created_at, \(column)) VALUES (?, 'f', 'p', 'u', 'phone', 0, ?, ?)",
                        [[UInt8(i)], t0 - 1000, t0])
@@ -56,6 +57,7 @@ private struct RetentionWorld {
         case .outbox: return (retention.outbox, "outbox", "status <> 'pending'")
         case .auditLog: return (retention.auditLog, "audit_log", "1")
         case .mfaPending: return (0, "mfa_pending", "1")
+        case .iosReceipts: return (0, "ios_receipts", "1")
         }
     }
 }
@@ -84,7 +86,7 @@ struct HousekeepingTests {
         try w.store.insertAccount(Account(projectID: "p", localID: "u", createdAt: w.t0))
         w.clock.advance(millis: 100 * 86_400_000)
         let deleted = try w.housekeeping.run()
-        #expect(deleted.values.reduce(0, +) == 13)
+        #expect(deleted.values.reduce(0, +) == 14)
         #expect(try w.count("refresh_tokens") == 1)
         #expect(try w.count("outbox") == 1)
         #expect(try w.count("accounts") == 1)
