@@ -45,6 +45,21 @@ def test_altcha_solves_our_challenge_and_we_accept_it(gatehouse, hmac_key):
     assert_envelope(again, 400, "CAPTCHA_CHECK_FAILED : Proof of work verification failed - REPLAYED")
 
 
+def test_widget_form_post_with_the_altcha_field(gatehouse):
+    """ALTCHA's widget puts its solution in a hidden form field named `altcha`; a form posted as
+    the browser posts it (urlencoded) is accepted like the JSON body, and replayed is refused."""
+    c = gatehouse.get("/__/auth/challenge", params={"apiKey": "test-api-key"}).json()
+    payload = solve(c)
+    r = gatehouse.post("/__/auth/challenge", data={"altcha": payload, "apiKey": "test-api-key"})
+    assert r.status_code == 200, r.text
+    assert r.request.headers["Content-Type"] == "application/x-www-form-urlencoded"
+    assert TOKEN_RE.fullmatch(r.json()["token"]), r.text
+    again = gatehouse.post("/__/auth/challenge", data={"altcha": payload})
+    assert_envelope(again, 400, "CAPTCHA_CHECK_FAILED : Proof of work verification failed - REPLAYED")
+    assert_envelope(gatehouse.post("/__/auth/challenge", data={"altcha": ""}), 400,
+                    "MISSING_APP_CREDENTIAL : Missing proof of work payload.")
+
+
 def test_we_verify_a_challenge_made_by_the_package(gatehouse, hmac_key):
     expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=5)
     c = altcha.create_challenge_v1(altcha.ChallengeOptionsV1(hmac_key=hmac_key, max_number=5000, expires=expires))

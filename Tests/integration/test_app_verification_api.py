@@ -100,7 +100,10 @@ def test_recaptcha_endpoints_answer_off_for_the_proof_of_work(gatehouse):
     for path in ["/identitytoolkit.googleapis.com/v1/recaptchaParams", "/v1/recaptchaParams",
                  "/www.googleapis.com/identitytoolkit/v3/relyingparty/getRecaptchaParam"]:
         r = gatehouse.get(path, params={"key": "test-api-key"})
-        assert r.json() == {"kind": "identitytoolkit#GetRecaptchaParamResponse"}, (path, r.text)
+        # Documented placeholders (docs/configuration-app-verification.md), as the emulator answers.
+        assert r.json() == {"kind": "identitytoolkit#GetRecaptchaParamResponse",
+                            "recaptchaSiteKey": "gatehouse-no-recaptcha-site-key",
+                            "recaptchaStoken": "gatehouse-no-recaptcha-stoken"}, (path, r.text)
     assert_envelope(gatehouse.get("/v2/recaptchaConfig"), 403, "The request is missing a valid API key.")
 
 
@@ -112,6 +115,7 @@ def test_recaptcha_endpoints_agree_when_recaptcha_is_configured(make_gatehouse):
     assert {"provider": "PHONE_PROVIDER", "enforcementState": "AUDIT"} in config["recaptchaEnforcementState"]
     params = g.get("/v1/recaptchaParams", params={"key": "good-key"}).json()
     assert params["recaptchaSiteKey"] == "6LcSITEKEY"
+    assert params["recaptchaStoken"] == "gatehouse-no-recaptcha-stoken"
     assert g.get("/__/auth/challenge").json() == {"provider": "recaptcha", "siteKey": "6LcSITEKEY", "version": "v2"}
 
 
