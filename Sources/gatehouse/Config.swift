@@ -205,7 +205,7 @@ struct Config {
     // MARK: - Projects
 
     static let knownProjectKeys: Set<String> = ["id", "api_keys", "authorized_domains", "ios_apps", "android_apps", "test_phone_numbers",
-                                                "sms_regions", "default_locale", "sms_origin_domain", "phone", "email_link", "session", "$comment",
+                                                "sms_regions", "default_locale", "sms_origin_domain", "phone", "email_link", "session", "push", "$comment",
                                                 "app_verification", "mfa"]
 
     static func project(_ j: JSON, index: Int, dev: Bool, problems: inout [String]) -> ProjectSettings {
@@ -292,6 +292,17 @@ struct Config {
             if let b = em["enabled"]?.boolValue { p.emailLink.enabled = b }
         }
         if let av = j["app_verification"] { p.appVerification = appVerification(av, prefix: pfx, dev: dev, problems: &problems) }
+        if let ps = j["push"] {
+            let q = pfx + "push."
+            let known: Set<String> = ["suggested_timeout_seconds", "receipt_lifetime_seconds", "sends_per_receipt",
+                                      "verifications_per_ip_per_hour", "pushes_per_device_per_hour", "$comment"]
+            if case let .object(pairs) = ps { for (k, _) in pairs where !known.contains(k) { problems.append("\(q)\(k): unknown key") } }
+            c.int(ps, "suggested_timeout_seconds", 1...30, &problems, prefix: q).map { p.push.suggestedTimeoutSeconds = $0 }
+            c.int(ps, "receipt_lifetime_seconds", 60...3600, &problems, prefix: q).map { p.push.receiptLifetimeSeconds = Int64($0) }
+            c.int(ps, "sends_per_receipt", 1...10, &problems, prefix: q).map { p.push.sendsPerReceipt = $0 }
+            c.int(ps, "verifications_per_ip_per_hour", 1...100_000, &problems, prefix: q).map { p.push.verificationsPerIPPerHour = $0 }
+            c.int(ps, "pushes_per_device_per_hour", 1...1000, &problems, prefix: q).map { p.push.pushesPerDevicePerHour = $0 }
+        }
         if let s = j["session"] {
             let q = pfx + "session."
             if let name = c.str(s, "cookie_name", &problems, prefix: q) { p.session.cookieName = name }
