@@ -184,17 +184,22 @@ def main():
             w.start()
         for w in workers:
             w.join()
-        committed = time.monotonic() - start
+        end = time.monotonic()
+        committed = end - start
         got = gw.wait_for(before + args.burst, timeout=120)[before:]
         times = sorted(r["received_at"] for r in got)
         span = times[-1] - start
+        # What was still queued when the commits ended, and how fast the worker drained it alone.
+        backlog = sum(1 for t in times if t > end)
+        drain = backlog / (times[-1] - end) if backlog > 1 and times[-1] > end else float("nan")
         connections = sorted({r["connection"] for r in gw.requests})
         results["burst"] = {"pushes": args.burst, "committed_per_s": round(args.burst / committed, 1),
-                            "delivered_per_s": round(args.burst / span, 1), "connections": len(connections),
+                            "delivered_per_s": round(args.burst / span, 1), "backlog_at_end": backlog,
+                            "drain_per_s": round(drain, 1), "connections": len(connections),
                             "invalid": sum(1 for r in got if r["problems"])}
         print(f"{'burst':>26}: {args.burst} pushes committed at {args.burst / committed:.0f}/s, all received after "
-              f"{span:.2f} s ({args.burst / span:.0f} pushes/s), over {len(connections)} connection(s), "
-              f"{results['burst']['invalid']} invalid")
+              f"{span:.2f} s ({args.burst / span:.0f} pushes/s); {backlog} still queued when the commits ended, "
+              f"drained at {drain:.0f} pushes/s; {len(connections)} connection(s), {results['burst']['invalid']} invalid")
         results["cpus"] = os.cpu_count()
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=2))
