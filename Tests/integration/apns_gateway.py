@@ -373,16 +373,16 @@ class FakeAPNs:
         """Records the request, sends the answer's headers; returns the answer's body to send."""
         received_at = time.monotonic()
         record = self._inspect(headers, body)
+        refusal = record.pop("refusal")
         record.update(connection=connection, stream_id=stream_id, received_at=received_at)
         apns_id = record["headers"].get("apns-id") or str(uuid.uuid4()).upper()
         with self.lock:
             if self.answers:
                 status, reason = self.answers.pop(0)
-            elif record.pop("refusal"):
-                status, reason = 403, record["token_refusal"]
+            elif refusal:
+                status, reason = 403, refusal
             else:
                 status, reason = 200, None
-            record.pop("refusal", None)
             record.update(status=status, reason=reason, apns_id=apns_id)
             # Recorded before the answer leaves, so whoever reads the answer finds the record.
             self._requests.append(record)
@@ -431,7 +431,7 @@ class FakeAPNs:
         problems += payload_problems
         return {"method": method, "path": path, "headers": fields, "body": body, "payload": payload,
                 "jwt": token, "jwt_header": jwt_header, "jwt_claims": jwt_claims, "problems": problems,
-                "refusal": refusal is not None, "token_refusal": refusal}
+                "refusal": refusal}
 
     def _provider_token(self, authorization):
         """(token, header, claims, problems, refusal): refusal is the reason of the 403 Apple

@@ -54,7 +54,7 @@ def test_widget_form_post_with_the_altcha_field(gatehouse):
     assert r.status_code == 200, r.text
     assert r.request.headers["Content-Type"] == "application/x-www-form-urlencoded"
     assert TOKEN_RE.fullmatch(r.json()["token"]), r.text
-    again = gatehouse.post("/__/auth/challenge", data={"altcha": payload})
+    again = gatehouse.post("/__/auth/challenge", data={"altcha": payload, "apiKey": "test-api-key"})
     assert_envelope(again, 400, "CAPTCHA_CHECK_FAILED : Proof of work verification failed - REPLAYED")
     assert_envelope(gatehouse.post("/__/auth/challenge", data={"altcha": ""}), 400,
                     "MISSING_APP_CREDENTIAL : Missing proof of work payload.")

@@ -7,8 +7,8 @@ import json
 import subprocess
 import time
 
-from apns_gateway import KEY_ID, TEAM_ID, fake_apns, make_wrong_curve_key  # noqa: F401 (fixture)
-from conftest import assert_envelope, binary
+from apns_gateway import KEY_ID, TEAM_ID, fake_apns, make_apns_key, make_wrong_curve_key  # noqa: F401 (fixture)
+from conftest import DEFAULT_API_KEY, assert_envelope, binary
 from phone_helpers import (PROD_API_KEY, TEST_NUMBERS, code_in, dev_config, fake_gateway, outbox,  # noqa: F401
                            production_config, sql, wait_outbox)
 
@@ -176,14 +176,53 @@ def test_expired_provider_token_is_renewed_and_retried_once(tmp_path, make_gateh
 
 
 def test_throttled_or_failing_gateway_is_retried_with_backoff(tmp_path, make_gatehouse, fake_apns, fake_gateway):
-    gw = fake_apns(answers=[(429, "TooManyRequests")])
+    gw = fake_apns(answers=[(429, "TooManyRequests"), (500, "InternalServerError")])
     g = make_gatehouse(config=production(tmp_path, fake_gateway(statuses=(200,)), ios_app(gw)))
     assert verify(g, device(1)).status_code == 200
-    first, second = gw.wait_for(2, timeout=20)
-    assert first["status"] == 429 and second["status"] == 200
-    assert second["received_at"] - first["received_at"] >= 4.5  # the outbox's first backoff (5 s)
-    # Sent after one failed attempt (the failures are what `attempts` counts).
-    wait_outbox(g, lambda rows: [(r["status"], r["attempts"]) for r in rows if r["channel"] == "push"] == [("sent", 1)])
+    assert verify(g, device(2)).status_code == 200
+    rows = wait_outbox(g, lambda rows: [r["attempts"] for r in rows if r["channel"] == "push"] == [1, 1])
+    assert ["429" in r["last_error"] or "500" in r["last_error"] for r in rows if r["channel"] == "push"] == [True, True]
+    got = gw.wait_for(4, timeout=20)
+    assert sorted(r["status"] for r in got) == [200, 200, 429, 500]
+    for failed in (r for r in got if r["status"] != 200):
+        retry = next(r for r in got if r["status"] == 200 and r["path"] == failed["path"])
+        assert 4.5 <= retry["received_at"] - failed["received_at"] <= 15, "the outbox's first backoff is 5 s"
+        assert retry["payload"] == failed["payload"] and retry["problems"] == []
+    # Sent after one failed attempt (the failures are what `attempts` counts), the error cleared.
+    rows = wait_outbox(g, lambda rows: [(r["status"], r["attempts"]) for r in rows if r["channel"] == "push"] == [("sent", 1)] * 2)
+    assert all(r["last_error"] is None for r in rows if r["channel"] == "push")
+
+
+def test_a_provider_token_the_gateway_refuses_is_not_retried(tmp_path, make_gatehouse, fake_apns, fake_gateway):
+    gw = fake_apns()
+    # The gateway knows another key than the one Gatehouse signs with (a key revoked or mixed up).
+    _, gw.public_key = make_apns_key(tmp_path, "AuthKey_OTHER.p8")
+    g = make_gatehouse(config=production(tmp_path, fake_gateway(statuses=(200,)), ios_app(gw)))
+    assert verify(g, device(30)).status_code == 200
+    request = gw.wait_for(1)[0]
+    assert (request["status"], request["reason"]) == (403, "InvalidProviderToken")
+    rows = wait_outbox(g, lambda rows: [r["status"] for r in rows if r["channel"] == "push"] == ["dead"])
+    row = [r for r in rows if r["channel"] == "push"][0]
+    assert row["attempts"] == 1 and "InvalidProviderToken" in row["last_error"]
+    assert "InvalidProviderToken" in g.log_path.read_text()
+
+
+def test_pushes_to_one_device_and_calls_per_network_are_budgeted(tmp_path, make_gatehouse, fake_apns, fake_gateway):
+    gw = fake_apns()
+    g = make_gatehouse(config=production(tmp_path, fake_gateway(statuses=(200,)), ios_app(gw), push={"verifications_per_ip_per_hour": 12}))
+    for _ in range(10):
+        r = verify(g, device(1))
+        assert r.status_code == 200, r.text
+    # The 11th push to the device in an hour is refused in a way that sends the SDK to the page,
+    # so whoever knows a token can neither flood that device nor lock its owner out.
+    assert_envelope(verify(g, device(1)), 400, "INVALID_APP_CREDENTIAL")
+    assert verify(g, device(2)).status_code == 200
+    # The caller's network has had its 12 calls this hour.
+    assert_envelope(verify(g, device(3)), 400, "TOO_MANY_ATTEMPTS_TRY_LATER")
+    got = gw.wait_for(11)
+    time.sleep(0.5)  # a refused call committed no push
+    assert len(gw.requests) == 11 and all(r["problems"] == [] for r in got)
+    assert sorted(r["path"][-64:] for r in got) == sorted([device(1)] * 10 + [device(2)])
 
 
 def test_gateway_down_then_responder_killed_delivers_once_after_restart(tmp_path, make_gatehouse, fake_apns, fake_gateway):
@@ -235,6 +274,21 @@ def test_dev_mode_lists_pushes_and_sends_none(make_gatehouse):
     # The push is never sent anywhere: the dev outbox keeps it listed.
     rows = wait_outbox(g, lambda rows: [r["status"] for r in rows if r["channel"] == "push"] == ["sent"])
     assert [r for r in rows if r["channel"] == "push"][0]["body"] != ""
+
+
+def test_dev_mode_sends_no_push_even_to_a_configured_gateway(make_gatehouse, fake_apns):
+    gw = fake_apns()
+    config = dev_config()
+    config["projects"][0]["ios_apps"] = [ios_app(gw)]
+    g = make_gatehouse(config=config)
+    push_list = "/emulator/v1/projects/demo-gatehouse/pushNotifications"
+    assert g.get(push_list).json() == {"pushNotifications": []}
+    r = verify(g, device(40), key=DEFAULT_API_KEY)
+    assert r.status_code == 200, r.text
+    listed = g.get(push_list).json()["pushNotifications"]
+    assert [(p["deviceToken"], p["bundleId"], p["sandbox"]) for p in listed] == [(device(40), BUNDLE, False)]
+    wait_outbox(g, lambda rows: [r["status"] for r in rows if r["channel"] == "push"] == ["sent"])
+    assert gw.requests == [] and gw.connections == 0
 
 
 def check(config_path):
