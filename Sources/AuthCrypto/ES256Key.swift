@@ -49,21 +49,10 @@ public final class ES256PrivateKey: @unchecked Sendable {
     }
 
     /// PKCS#8 PEM. Secret: never log it.
-    public func pem() throws(CryptoError) -> String {
-        guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.fromOpenSSL("BIO_new") }
-        guard PEM_write_bio_PrivateKey(bio, handle.pointer, nil, nil, 0, nil, nil) == 1 else {
-            BIO_free(bio)
-            throw CryptoError.fromOpenSSL("PEM_write_bio_PrivateKey")
-        }
-        return drain(bio)
-    }
+    public func pem() throws(CryptoError) -> String { try handle.privatePEM() }
 
     /// The public half, as a SubjectPublicKeyInfo PEM.
-    public func publicKeyPEM() throws(CryptoError) -> String {
-        guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.fromOpenSSL("BIO_new") }
-        guard PEM_write_bio_PUBKEY(bio, handle.pointer) == 1 else { BIO_free(bio); throw CryptoError.fromOpenSSL("PEM_write_bio_PUBKEY") }
-        return drain(bio)
-    }
+    public func publicKeyPEM() throws(CryptoError) -> String { try handle.publicPEM() }
 
     /// The JWS form of an ES256 signature: `r ‖ s`, each 32 bytes big-endian (RFC 7518 §3.4),
     /// converted from the DER `ECDSA-Sig-Value` OpenSSL produces.

@@ -8,6 +8,23 @@ final class PKeyHandle: @unchecked Sendable {
     let pointer: OpaquePointer
     init(_ p: OpaquePointer) { pointer = p }
     deinit { EVP_PKEY_free(pointer) }
+
+    /// The private key as PKCS#8 PEM (RSA and EC alike).
+    func privatePEM() throws(CryptoError) -> String {
+        guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.fromOpenSSL("BIO_new") }
+        guard PEM_write_bio_PrivateKey(bio, pointer, nil, nil, 0, nil, nil) == 1 else {
+            BIO_free(bio)
+            throw CryptoError.fromOpenSSL("PEM_write_bio_PrivateKey")
+        }
+        return drain(bio)
+    }
+
+    /// The public half as a SubjectPublicKeyInfo PEM.
+    func publicPEM() throws(CryptoError) -> String {
+        guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.fromOpenSSL("BIO_new") }
+        guard PEM_write_bio_PUBKEY(bio, pointer) == 1 else { BIO_free(bio); throw CryptoError.fromOpenSSL("PEM_write_bio_PUBKEY") }
+        return drain(bio)
+    }
 }
 
 /// Reads a memory BIO's contents as a string and frees the BIO.
@@ -75,14 +92,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
     }
 
     /// PKCS#8 PEM. Secret: store it, never log it.
-    public func pem() throws(CryptoError) -> String {
-        guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.fromOpenSSL("BIO_new") }
-        guard PEM_write_bio_PrivateKey(bio, handle.pointer, nil, nil, 0, nil, nil) == 1 else {
-            BIO_free(bio)
-            throw CryptoError.fromOpenSSL("PEM_write_bio_PrivateKey")
-        }
-        return drain(bio)
-    }
+    public func pem() throws(CryptoError) -> String { try handle.privatePEM() }
 
     public var publicKey: RSAPublicKey { RSAPublicKey(handle: handle) }
 
@@ -192,12 +202,7 @@ public final class RSAPublicKey: @unchecked Sendable {
         self.init(handle: PKeyHandle(key))
     }
 
-    public func pem() throws(CryptoError) -> String {
-        let key = try evpKey()
-        guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError.fromOpenSSL("BIO_new") }
-        guard PEM_write_bio_PUBKEY(bio, key.pointer) == 1 else { BIO_free(bio); throw CryptoError.fromOpenSSL("PEM_write_bio_PUBKEY") }
-        return drain(bio)
-    }
+    public func pem() throws(CryptoError) -> String { try evpKey().publicPEM() }
 
     public func modulus() throws(CryptoError) -> [UInt8] { n }
     public func exponent() throws(CryptoError) -> [UInt8] { e }
