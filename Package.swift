@@ -44,6 +44,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
         // libcurl is loaded on first use (dlopen), not linked: only its header is needed to build.
         .target(name: "CCurl", path: "Sources/CCurl"),
+        .target(name: "CPostgreSQL", path: "Sources/CPostgreSQL"),
         // The C++ shim calls libphonenumber through pointers found with dlsym once it is first
         // needed (dlopen of libphonenumber.so.8), so it links only the C++ runtime.
         .target(
@@ -60,7 +61,7 @@ let package = Package(
         .target(name: "FastCGI", dependencies: ["HTTP", "TextCoding", "CFastCGI"], swiftSettings: swift5, linkerSettings: staticLibrary("fcgi")),
         .target(name: "AuthCrypto", dependencies: ["COpenSSL"], swiftSettings: swift5),
         .target(name: "AuthEngine", dependencies: ["AuthCrypto", "JSONValue", "TextCoding", "CPhoneNumber"], swiftSettings: swift5),
-        .target(name: "AuthStore", dependencies: ["AuthEngine", "JSONValue", "CSQLite"], swiftSettings: swift5,
+        .target(name: "AuthStore", dependencies: ["AuthEngine", "JSONValue", "CSQLite", "CPostgreSQL"], swiftSettings: swift5,
                 linkerSettings: staticLibrary("sqlite3")),
         .target(name: "Delivery", dependencies: ["AuthEngine", "AuthCrypto", "JSONValue", "TextCoding", "CCurl"], swiftSettings: swift5),
         // Resources/ (templates, locales, region data) is compiled into the binary by the

@@ -26,15 +26,6 @@ extension SQLiteStore: LimitStore {
 // MARK: - Outbox
 
 extension SQLiteStore: OutboxStore {
-    static let outboxColumns = "id, project_id, channel, recipient, subject, body, html_body, metadata, status, attempts, next_attempt_at, last_error, created_at, sent_at"
-
-    static func outbox(_ r: Row) -> OutboxMessage {
-        OutboxMessage(id: r.int(0), projectID: r.text(1), channel: OutboxMessage.Channel(rawValue: r.text(2)) ?? .sms, recipient: r.text(3),
-                      subject: r.textOrNil(4), body: r.text(5), htmlBody: r.textOrNil(6), metadata: r.text(7),
-                      status: OutboxMessage.Status(rawValue: r.text(8)) ?? .pending, attempts: Int(r.int(9)), nextAttemptAt: r.int(10),
-                      lastError: r.textOrNil(11), createdAt: r.int(12), sentAt: r.intOrNil(13))
-    }
-
     public func enqueue(_ m: OutboxMessage) throws -> Int64 {
         try db.run("""
             INSERT INTO outbox (project_id, channel, recipient, subject, body, html_body, metadata, status, attempts, next_attempt_at, created_at)
@@ -65,8 +56,8 @@ extension SQLiteStore: OutboxStore {
                 WHERE id = ? AND ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?))
                 """, [until, id, now, now])
             guard won == 1 else { return nil }
-            return try db.first("SELECT \(SQLiteStore.outboxColumns), lease_token FROM outbox WHERE id = ?", [id]) {
-                OutboxLease(message: SQLiteStore.outbox($0), token: $0.int(14), until: until)
+            return try db.first("SELECT \(StoreRecords.outboxColumns), lease_token FROM outbox WHERE id = ?", [id]) {
+                OutboxLease(message: StoreRecords.outbox($0), token: $0.int(14), until: until)
             }
         }
     }
@@ -95,8 +86,8 @@ extension SQLiteStore: OutboxStore {
     }
 
     public func messages(project: String, channel: OutboxMessage.Channel, limit: Int) throws -> [OutboxMessage] {
-        try db.rows("SELECT \(SQLiteStore.outboxColumns) FROM outbox WHERE project_id = ? AND channel = ? ORDER BY id DESC LIMIT ?",
-                    [project, channel.rawValue, limit], SQLiteStore.outbox).reversed()
+        try db.rows("SELECT \(StoreRecords.outboxColumns) FROM outbox WHERE project_id = ? AND channel = ? ORDER BY id DESC LIMIT ?",
+                    [project, channel.rawValue, limit], StoreRecords.outbox).reversed()
     }
 }
 

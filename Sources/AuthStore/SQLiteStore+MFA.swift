@@ -3,18 +3,13 @@ import AuthEngine
 // MARK: - Pending second-factor sign-ins
 
 extension SQLiteStore: MFAStore {
-    static let mfaPendingColumns = "credential_hash, project_id, local_id, first_factor, auth_time, created_at, expires_at, consumed_at"
-
     public func insertMFAPending(_ r: MFAPendingRecord) throws {
-        try db.run("INSERT INTO mfa_pending (\(SQLiteStore.mfaPendingColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        try db.run("INSERT INTO mfa_pending (\(StoreRecords.mfaPendingColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    [r.credentialHash, r.projectID, r.localID, r.firstFactor, r.authTime, r.createdAt, r.expiresAt, r.consumedAt])
     }
 
     public func mfaPending(hash: [UInt8]) throws -> MFAPendingRecord? {
-        try db.first("SELECT \(SQLiteStore.mfaPendingColumns) FROM mfa_pending WHERE credential_hash = ?", [hash]) { r in
-            MFAPendingRecord(credentialHash: r.blob(0), projectID: r.text(1), localID: r.text(2), firstFactor: r.text(3),
-                             authTime: r.int(4), createdAt: r.int(5), expiresAt: r.int(6), consumedAt: r.intOrNil(7))
-        }
+        try db.first("SELECT \(StoreRecords.mfaPendingColumns) FROM mfa_pending WHERE credential_hash = ?", [hash], StoreRecords.mfaPending)
     }
 
     public func consumeMFAPending(hash: [UInt8], now: Millis) throws -> Bool {

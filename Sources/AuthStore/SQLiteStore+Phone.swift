@@ -2,37 +2,25 @@ import AuthEngine
 
 /// `PhoneStore` over the `phone_verifications` and `phone_proofs` tables (migrations 1, 2, 6 and 8).
 extension SQLiteStore: PhoneStore {
-    static let phoneColumns = """
-        session_hash, project_id, phone_number, app_id, code_hash, nonce, created_at, expires_at, attempts, consumed_at,
-        superseded_at, is_test, client_hash, purpose
-        """
-
-    static func phoneVerification(_ r: Row) -> PhoneVerificationRecord {
-        PhoneVerificationRecord(sessionHash: r.blob(0), projectID: r.text(1), phoneNumber: r.text(2), appID: r.text(3),
-                                codeHash: r.blob(4), nonce: r.blob(5), createdAt: r.int(6), expiresAt: r.int(7),
-                                attempts: Int(r.int(8)), consumedAt: r.intOrNil(9), supersededAt: r.intOrNil(10), isTest: r.bool(11),
-                                clientHash: r.blob(12), purpose: r.text(13))
-    }
-
     public func insertPhoneVerification(_ v: PhoneVerificationRecord) throws {
-        try db.run("INSERT INTO phone_verifications (\(SQLiteStore.phoneColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        try db.run("INSERT INTO phone_verifications (\(StoreRecords.phoneColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    [v.sessionHash, v.projectID, v.phoneNumber, v.appID, v.codeHash, v.nonce, v.createdAt, v.expiresAt, v.attempts,
                     v.consumedAt, v.supersededAt, v.isTest, v.clientHash, v.purpose])
     }
 
     public func phoneVerification(sessionHash: [UInt8]) throws -> PhoneVerificationRecord? {
-        try db.first("SELECT \(SQLiteStore.phoneColumns) FROM phone_verifications WHERE session_hash = ?", [sessionHash],
-                     SQLiteStore.phoneVerification)
+        try db.first("SELECT \(StoreRecords.phoneColumns) FROM phone_verifications WHERE session_hash = ?", [sessionHash],
+                     StoreRecords.phoneVerification)
     }
 
     public func pendingPhoneVerification(project: String, phoneNumber: String, appID: String, purpose: String, clientHash: [UInt8],
                                          now: Millis, maxAttempts: Int) throws -> PhoneVerificationRecord? {
         try db.first("""
-            SELECT \(SQLiteStore.phoneColumns) FROM phone_verifications
+            SELECT \(StoreRecords.phoneColumns) FROM phone_verifications
             WHERE project_id = ? AND phone_number = ? AND app_id = ? AND expires_at > ?
               AND consumed_at IS NULL AND superseded_at IS NULL AND attempts < ? AND client_hash = ? AND purpose = ?
             ORDER BY created_at DESC LIMIT 1
-            """, [project, phoneNumber, appID, now, maxAttempts, clientHash, purpose], SQLiteStore.phoneVerification)
+            """, [project, phoneNumber, appID, now, maxAttempts, clientHash, purpose], StoreRecords.phoneVerification)
     }
 
     public func recordWrongPhoneCode(sessionHash: [UInt8], maxAttempts: Int) throws -> Int? {
@@ -48,7 +36,7 @@ extension SQLiteStore: PhoneStore {
     public func recordPhoneSignIn(_ a: Account, providersChanged: Bool) throws {
         if providersChanged {
             try db.run("UPDATE accounts SET last_login_at = ?, last_refresh_at = ?, providers = ? WHERE project_id = ? AND local_id = ?",
-                       [a.lastLoginAt, a.lastRefreshAt, SQLiteStore.encodeProviders(a.providers), a.projectID, a.localID])
+                       [a.lastLoginAt, a.lastRefreshAt, StoreRecords.encodeProviders(a.providers), a.projectID, a.localID])
         } else {
             try db.run("UPDATE accounts SET last_login_at = ?, last_refresh_at = ? WHERE project_id = ? AND local_id = ?",
                        [a.lastLoginAt, a.lastRefreshAt, a.projectID, a.localID])

@@ -1,19 +1,13 @@
 import AuthEngine
 
 extension SQLiteStore: PushStore {
-    static let iosReceiptColumns = "receipt_hash, project_id, bundle_id, device_token_hash, sandbox, secret_hash, created_at, expires_at, uses"
-
     public func insertIOSReceipt(_ r: IOSReceiptRecord) throws {
-        try db.run("INSERT INTO ios_receipts (\(SQLiteStore.iosReceiptColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        try db.run("INSERT INTO ios_receipts (\(StoreRecords.iosReceiptColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    [r.receiptHash, r.projectID, r.bundleID, r.deviceTokenHash, r.sandbox, r.secretHash, r.createdAt, r.expiresAt, r.uses])
     }
 
     public func iosReceipt(hash: [UInt8]) throws -> IOSReceiptRecord? {
-        try db.first("SELECT \(SQLiteStore.iosReceiptColumns) FROM ios_receipts WHERE receipt_hash = ?", [hash]) { r in
-            IOSReceiptRecord(receiptHash: r.blob(0), projectID: r.text(1), bundleID: r.text(2), deviceTokenHash: r.blob(3),
-                             sandbox: r.int(4) != 0, secretHash: r.blob(5), createdAt: r.int(6), expiresAt: r.int(7),
-                             uses: Int(clamping: r.int(8)))
-        }
+        try db.first("SELECT \(StoreRecords.iosReceiptColumns) FROM ios_receipts WHERE receipt_hash = ?", [hash], StoreRecords.iosReceipt)
     }
 
     public func useIOSReceipt(hash: [UInt8], maxUses: Int, now: Millis) throws -> Bool {

@@ -3,23 +3,14 @@ import AuthEngine
 // MARK: - Refresh tokens
 
 extension SQLiteStore: SessionStore {
-    static let refreshColumns =
-        "token_hash, family_id, project_id, local_id, provider, auth_time, created_at, rotated_at, revoked_at, second_factor"
-
-    static func refresh(_ r: Row) -> RefreshTokenRecord {
-        RefreshTokenRecord(tokenHash: r.blob(0), familyID: r.text(1), projectID: r.text(2), localID: r.text(3), provider: r.text(4),
-                           authTime: r.int(5), createdAt: r.int(6), rotatedAt: r.intOrNil(7), revokedAt: r.intOrNil(8),
-                           secondFactor: r.textOrNil(9))
-    }
-
     public func insertRefreshToken(_ t: RefreshTokenRecord) throws {
-        try db.run("INSERT INTO refresh_tokens (\(SQLiteStore.refreshColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        try db.run("INSERT INTO refresh_tokens (\(StoreRecords.refreshColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    [t.tokenHash, t.familyID, t.projectID, t.localID, t.provider, t.authTime, t.createdAt, t.rotatedAt, t.revokedAt,
                     t.secondFactor])
     }
 
     public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? {
-        try db.first("SELECT \(SQLiteStore.refreshColumns) FROM refresh_tokens WHERE token_hash = ?", [hash], SQLiteStore.refresh)
+        try db.first("SELECT \(StoreRecords.refreshColumns) FROM refresh_tokens WHERE token_hash = ?", [hash], StoreRecords.refresh)
     }
 
     public func markRefreshTokenRotated(hash: [UInt8], at: Millis) throws -> Bool {
@@ -44,20 +35,13 @@ extension SQLiteStore: SessionStore {
 
     // MARK: - Sessions
 
-    static let sessionColumns = "sid_hash, project_id, local_id, provider, created_at, last_seen_at, expires_at, idle_timeout_seconds, revoked_at"
-
-    static func session(_ r: Row) -> SessionRecord {
-        SessionRecord(sidHash: r.blob(0), projectID: r.text(1), localID: r.text(2), provider: r.text(3), createdAt: r.int(4),
-                      lastSeenAt: r.int(5), expiresAt: r.int(6), idleTimeoutSeconds: r.int(7), revokedAt: r.intOrNil(8))
-    }
-
     public func insertSession(_ s: SessionRecord) throws {
-        try db.run("INSERT INTO sessions (\(SQLiteStore.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        try db.run("INSERT INTO sessions (\(StoreRecords.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    [s.sidHash, s.projectID, s.localID, s.provider, s.createdAt, s.lastSeenAt, s.expiresAt, s.idleTimeoutSeconds, s.revokedAt])
     }
 
     public func session(sidHash: [UInt8]) throws -> SessionRecord? {
-        try db.first("SELECT \(SQLiteStore.sessionColumns) FROM sessions WHERE sid_hash = ?", [sidHash], SQLiteStore.session)
+        try db.first("SELECT \(StoreRecords.sessionColumns) FROM sessions WHERE sid_hash = ?", [sidHash], StoreRecords.session)
     }
 
     public func touchSession(sidHash: [UInt8], at: Millis) throws {
@@ -79,9 +63,9 @@ extension SQLiteStore: SessionStore {
 
     public func activeSessions(project: String, localID: String, now: Millis) throws -> [SessionRecord] {
         try db.rows("""
-            SELECT \(SQLiteStore.sessionColumns) FROM sessions
+            SELECT \(StoreRecords.sessionColumns) FROM sessions
             WHERE project_id = ? AND local_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at
-            """, [project, localID, now], SQLiteStore.session)
+            """, [project, localID, now], StoreRecords.session)
     }
 
     // MARK: - Account-wide operations
@@ -104,11 +88,11 @@ extension SQLiteStore: SessionStore {
 
     public func account(project: String, providerID: String, rawID: String) throws -> Account? {
         try db.first("""
-            SELECT \(SQLiteStore.accountColumns) FROM accounts
+            SELECT \(StoreRecords.accountColumns) FROM accounts
             WHERE project_id = ? AND EXISTS (SELECT 1 FROM json_each(accounts.providers)
                 WHERE json_extract(value, '$.providerId') = ? AND json_extract(value, '$.rawId') = ?)
             LIMIT 1
-            """, [project, providerID, rawID], SQLiteStore.account)
+            """, [project, providerID, rawID], StoreRecords.account)
     }
 
     public func purgeSessions(now: Millis, retiredBefore: Millis) throws {

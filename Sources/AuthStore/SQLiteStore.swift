@@ -25,6 +25,8 @@ public final class SQLiteStore: Transactional, HealthProbe {
 extension SQLiteError: StoreFailure {
     /// `SQLITE_FULL`: the disk (or the process's file-size limit) has no room for the write.
     public var isOutOfSpace: Bool { code & 0xFF == SQLITE_FULL }
+    /// An embedded file is never unreachable.
+    public var isUnavailable: Bool { false }
 }
 
 // MARK: - Signing keys and secrets
@@ -69,69 +71,6 @@ extension SQLiteStore: SigningKeyStore, SecretStore {
 // MARK: - Accounts
 
 extension SQLiteStore: AccountStore {
-    static let accountColumns = """
-        project_id, local_id, email, email_verified, phone_number, display_name, photo_url, password_hash, disabled,
-        email_link_signin, anonymous, custom_attributes, created_at, last_login_at, last_refresh_at, valid_since, providers, mfa
-        """
-
-    static func account(_ r: Row) -> Account {
-        var a = Account(projectID: r.text(0), localID: r.text(1), createdAt: r.int(12))
-        a.email = r.textOrNil(2)
-        a.emailVerified = r.bool(3)
-        a.phoneNumber = r.textOrNil(4)
-        a.displayName = r.textOrNil(5)
-        a.photoURL = r.textOrNil(6)
-        a.passwordHash = r.textOrNil(7)
-        a.disabled = r.bool(8)
-        a.emailLinkSignin = r.bool(9)
-        a.anonymous = r.bool(10)
-        a.customAttributes = r.textOrNil(11)
-        a.lastLoginAt = r.intOrNil(13)
-        a.lastRefreshAt = r.intOrNil(14)
-        a.validSince = r.int(15)
-        a.providers = decodeProviders(r.text(16))
-        a.mfaEnrollments = decodeMFA(r.text(17))
-        return a
-    }
-
-    static func encodeProviders(_ ps: [ProviderInfo]) -> String {
-        JSON.array(ps.map { p in
-            .obj(("providerId", p.providerID), ("rawId", p.rawID), ("email", p.email), ("phoneNumber", p.phoneNumber),
-                 ("displayName", p.displayName), ("photoUrl", p.photoURL))
-        }).serialized()
-    }
-
-    static func decodeProviders(_ text: String) -> [ProviderInfo] {
-        guard let arr = (try? JSONParser().parse(text))?.arrayValue else { return [] }
-        return arr.compactMap { p in
-            guard let id = p["providerId"]?.stringValue, let raw = p["rawId"]?.stringValue else { return nil }
-            return ProviderInfo(providerID: id, rawID: raw, email: p["email"]?.stringValue, phoneNumber: p["phoneNumber"]?.stringValue,
-                                displayName: p["displayName"]?.stringValue, photoURL: p["photoUrl"]?.stringValue)
-        }
-    }
-
-    static func encodeMFA(_ es: [MFAEnrollment]) -> String {
-        JSON.array(es.map { e in
-            .obj(("mfaEnrollmentId", e.enrollmentID), ("phoneInfo", e.phoneNumber), ("displayName", e.displayName),
-                 ("enrolledAt", e.enrolledAt))
-        }).serialized()
-    }
-
-    static func decodeMFA(_ text: String) -> [MFAEnrollment] {
-        guard text != "[]", let arr = (try? JSONParser().parse(text))?.arrayValue else { return [] }
-        return arr.compactMap { e in
-            guard let id = e["mfaEnrollmentId"]?.stringValue, let phone = e["phoneInfo"]?.stringValue,
-                  let at = e["enrolledAt"]?.int64Value else { return nil }
-            return MFAEnrollment(enrollmentID: id, phoneNumber: phone, displayName: e["displayName"]?.stringValue, enrolledAt: at)
-        }
-    }
-
-    func values(_ a: Account) -> [SQLBindable] {
-        [a.projectID, a.localID, a.email, a.emailVerified, a.phoneNumber, a.displayName, a.photoURL, a.passwordHash, a.disabled,
-         a.emailLinkSignin, a.anonymous, a.customAttributes, a.createdAt, a.lastLoginAt, a.lastRefreshAt, a.validSince,
-         SQLiteStore.encodeProviders(a.providers), SQLiteStore.encodeMFA(a.mfaEnrollments)]
-    }
-
     /// Maps a uniqueness violation to the wire error naming the conflicting field.
     func mapConstraint(_ error: Error) -> Error {
         guard let e = error as? SQLiteError, e.isConstraint else { return error }
@@ -142,20 +81,20 @@ extension SQLiteStore: AccountStore {
     }
 
     public func account(project: String, localID: String) throws -> Account? {
-        try db.first("SELECT \(SQLiteStore.accountColumns) FROM accounts WHERE project_id = ? AND local_id = ?", [project, localID], SQLiteStore.account)
+        try db.first("SELECT \(StoreRecords.accountColumns) FROM accounts WHERE project_id = ? AND local_id = ?", [project, localID], StoreRecords.account)
     }
 
     public func account(project: String, email: String) throws -> Account? {
-        try db.first("SELECT \(SQLiteStore.accountColumns) FROM accounts WHERE project_id = ? AND email = ?", [project, email.lowercased()], SQLiteStore.account)
+        try db.first("SELECT \(StoreRecords.accountColumns) FROM accounts WHERE project_id = ? AND email = ?", [project, email.lowercased()], StoreRecords.account)
     }
 
     public func account(project: String, phoneNumber: String) throws -> Account? {
-        try db.first("SELECT \(SQLiteStore.accountColumns) FROM accounts WHERE project_id = ? AND phone_number = ?", [project, phoneNumber], SQLiteStore.account)
+        try db.first("SELECT \(StoreRecords.accountColumns) FROM accounts WHERE project_id = ? AND phone_number = ?", [project, phoneNumber], StoreRecords.account)
     }
 
     public func insertAccount(_ a: Account) throws {
         do {
-            try db.run("INSERT INTO accounts (\(SQLiteStore.accountColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values(a))
+            try db.run("INSERT INTO accounts (\(StoreRecords.accountColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", StoreRecords.accountValues(a))
         } catch { throw mapConstraint(error) }
     }
 
@@ -165,7 +104,7 @@ extension SQLiteStore: AccountStore {
                 UPDATE accounts SET email = ?, email_verified = ?, phone_number = ?, display_name = ?, photo_url = ?, password_hash = ?,
                 disabled = ?, email_link_signin = ?, anonymous = ?, custom_attributes = ?, created_at = ?, last_login_at = ?,
                 last_refresh_at = ?, valid_since = ?, providers = ?, mfa = ? WHERE project_id = ? AND local_id = ?
-                """, Array(values(a).dropFirst(2)) + [a.projectID, a.localID])
+                """, Array(StoreRecords.accountValues(a).dropFirst(2)) + [a.projectID, a.localID])
         } catch { throw mapConstraint(error) }
     }
 
@@ -174,8 +113,8 @@ extension SQLiteStore: AccountStore {
     }
 
     public func listAccounts(project: String, after: String?, limit: Int) throws -> [Account] {
-        try db.rows("SELECT \(SQLiteStore.accountColumns) FROM accounts WHERE project_id = ? AND local_id > ? ORDER BY local_id LIMIT ?",
-                    [project, after ?? "", limit], SQLiteStore.account)
+        try db.rows("SELECT \(StoreRecords.accountColumns) FROM accounts WHERE project_id = ? AND local_id > ? ORDER BY local_id LIMIT ?",
+                    [project, after ?? "", limit], StoreRecords.account)
     }
 
     public func countAccounts(project: String) throws -> Int {

@@ -13,9 +13,10 @@ extension WebApp {
                                           status: transport ? canonicalStatus(e.code) : nil)
         case let e as WireFailure:
             return e.response
-        case let e as StoreFailure where e.isOutOfSpace:
-            Log.error("store out of space: \(error)", requestID: requestID)
-            return ErrorEnvelope.response(code: 503, message: WebApp.outOfSpaceMessage, reason: "backendError", status: "UNAVAILABLE",
+        case let e as StoreFailure where e.isTemporary:
+            Log.error("store unavailable: \(error)", requestID: requestID)
+            return ErrorEnvelope.response(code: 503, message: e.isOutOfSpace ? WebApp.outOfSpaceMessage : WebApp.unavailableMessage,
+                                          reason: "backendError", status: "UNAVAILABLE",
                                           headers: [("Retry-After", WebApp.outOfSpaceRetrySeconds)])
         default:
             Log.error("internal error: \(error)", requestID: requestID)
@@ -76,8 +77,8 @@ extension WebApp {
             if e.code == .internalError { Log.error("internal: \(e.message)", requestID: ctx.request.logID) }
         case let e as WireFailure:
             return e.response
-        case let e as StoreFailure where e.isOutOfSpace:
-            Log.error("store out of space: \(error)", requestID: ctx.request.logID)
+        case let e as StoreFailure where e.isTemporary:
+            Log.error("store unavailable: \(error)", requestID: ctx.request.logID)
             status = 503
             key = "error.INTERNAL"
         default:
@@ -101,6 +102,7 @@ extension WebApp {
 
     /// A full disk is temporary (an operator frees space): clients are told to come back.
     static let outOfSpaceMessage = "UNAVAILABLE : The service is temporarily out of storage; retry later."
+    static let unavailableMessage = "UNAVAILABLE : The service's database is temporarily unavailable; retry later."
     static let outOfSpaceRetrySeconds = "30"
 
     /// Security headers on every page (gatehouse.md "Tokens, sessions, nginx").

@@ -1,0 +1,115 @@
+import AuthEngine
+
+// MARK: - Limits
+
+extension PostgreSQLStore: LimitStore {
+    /// One statement: the insert or the increment, and the new total.
+    public func incrementCounter(bucket: String, windowStart: Millis, amount: Int, expiresAt: Millis) throws -> Int {
+        Int(try db.first("""
+            INSERT INTO limit_counters (bucket, window_start, count, expires_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (bucket, window_start) DO UPDATE SET count = limit_counters.count + excluded.count
+            RETURNING count
+            """, [bucket, windowStart, amount, expiresAt]) { $0.int(0) } ?? 0)
+    }
+
+    public func counter(bucket: String, windowStart: Millis) throws -> Int {
+        Int(try db.first("SELECT count FROM limit_counters WHERE bucket = ? AND window_start = ?", [bucket, windowStart]) { $0.int(0) } ?? 0)
+    }
+
+    public func purgeCounters(before: Millis) throws {
+        try db.run("DELETE FROM limit_counters WHERE expires_at < ?", [before])
+    }
+}
+
+// MARK: - Outbox
+
+extension PostgreSQLStore: OutboxStore {
+    public func enqueue(_ m: OutboxMessage) throws -> Int64 {
+        try db.first("""
+            INSERT INTO outbox (project_id, channel, recipient, subject, body, html_body, metadata, status, attempts, next_attempt_at, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?) RETURNING id
+            """, [m.projectID, m.channel.rawValue, m.recipient, m.subject, m.body, m.htmlBody, m.metadata, m.nextAttemptAt, m.createdAt]) {
+            $0.int(0)
+        } ?? 0
+    }
+
+    public func dueMessageIDs(now: Millis, limit: Int, channels: [OutboxMessage.Channel]) throws -> [Int64] {
+        guard !channels.isEmpty else { return [] }
+        let placeholders = Array(repeating: "?", count: channels.count).joined(separator: ", ")
+        let values: [SQLBindable] = [now, now] + channels.map { $0.rawValue } + [limit]
+        return try db.rows("""
+            SELECT id FROM outbox
+            WHERE ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?))
+              AND channel IN (\(placeholders))
+            ORDER BY next_attempt_at, id LIMIT ?
+            """, values) { $0.int(0) }
+    }
+
+    /// The row is locked with `SKIP LOCKED` (a worker on another machine leasing it at the same
+    /// moment is skipped, not waited for) and leased in the same statement; the lease token
+    /// fences every outcome recorded later.
+    public func lease(id: Int64, now: Millis, until: Millis) throws -> OutboxLease? {
+        try db.first("""
+            UPDATE outbox SET status = 'sending', lease_until = ?, lease_token = lease_token + 1
+            WHERE id = (SELECT id FROM outbox
+                        WHERE id = ? AND ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?))
+                        FOR UPDATE SKIP LOCKED)
+            RETURNING \(StoreRecords.outboxColumns), lease_token
+            """, [until, id, now, now]) {
+            OutboxLease(message: StoreRecords.outbox($0), token: $0.int(14), until: until)
+        }
+    }
+
+    public func markSent(_ lease: OutboxLease, at: Millis, keepBody: Bool) throws -> Bool {
+        let scrub = keepBody ? "" : ", body = '', html_body = NULL, subject = NULL, metadata = '{}'"
+        return try db.run("""
+            UPDATE outbox SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL\(scrub)
+            WHERE id = ? AND status = 'sending' AND lease_token = ?
+            """, [at, lease.message.id, lease.token]) == 1
+    }
+
+    public func markFailed(_ lease: OutboxLease, error: String, nextAttemptAt: Millis?, at: Millis) throws -> Bool {
+        let error = String(error.prefix(500))
+        if let next = nextAttemptAt {
+            return try db.run("""
+                UPDATE outbox SET status = 'pending', attempts = attempts + 1, next_attempt_at = ?, lease_until = NULL, last_error = ?
+                WHERE id = ? AND status = 'sending' AND lease_token = ?
+                """, [next, error, lease.message.id, lease.token]) == 1
+        }
+        return try db.run("""
+            UPDATE outbox SET status = 'dead', attempts = attempts + 1, lease_until = NULL, last_error = ?,
+            body = '', html_body = NULL, metadata = '{}'
+            WHERE id = ? AND status = 'sending' AND lease_token = ?
+            """, [error, lease.message.id, lease.token]) == 1
+    }
+
+    public func messages(project: String, channel: OutboxMessage.Channel, limit: Int) throws -> [OutboxMessage] {
+        try db.rows("SELECT \(StoreRecords.outboxColumns) FROM outbox WHERE project_id = ? AND channel = ? ORDER BY id DESC LIMIT ?",
+                    [project, channel.rawValue, limit], StoreRecords.outbox).reversed()
+    }
+}
+
+// MARK: - Audit log and app tokens
+
+extension PostgreSQLStore: AuditStore, AppTokenStore {
+    public func audit(_ e: AuditEvent, at: Millis) throws {
+        try db.run("INSERT INTO audit_log (at, project_id, event, local_id, remote_address, detail) VALUES (?, ?, ?, ?, ?, ?)",
+                   [at, e.projectID, e.event, e.localID, e.remoteAddress, e.detail])
+    }
+
+    public func insertAppToken(_ t: AppTokenRecord, at: Millis) throws {
+        try db.run("INSERT INTO app_tokens (token_hash, project_id, api_key, app_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   [t.tokenHash, t.projectID, t.apiKey, t.appID, at, t.expiresAt])
+    }
+
+    /// Deleted and returned in one statement: of two instances consuming it at once, one gets it.
+    public func consumeAppToken(hash: [UInt8], now: Millis) throws -> AppTokenRecord? {
+        let rec = try db.first("DELETE FROM app_tokens WHERE token_hash = ? RETURNING token_hash, project_id, api_key, app_id, expires_at",
+                               [hash]) {
+            AppTokenRecord(tokenHash: $0.blob(0), projectID: $0.text(1), apiKey: $0.text(2), appID: $0.text(3), expiresAt: $0.int(4))
+        }
+        guard let rec else { return nil }
+        try db.run("DELETE FROM app_tokens WHERE expires_at <= ?", [now])
+        return rec.expiresAt > now ? rec : nil
+    }
+}

@@ -1,0 +1,297 @@
+import AuthEngine
+import AuthStore
+import Foundation
+import Testing
+
+/// The store ports' contract, run against every backend: SQLite (a temporary file) always, and
+/// PostgreSQL when `GATEHOUSE_TEST_POSTGRES_URL` names a database (`make test` starts a throw-away
+/// cluster, scripts/pg-cluster.sh). Each PostgreSQL test gets a schema of its own. The races run
+/// threads with one connection each: exactly one consumer wins whatever the backend.
+enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite, postgresql
+    var testDescription: String { rawValue }
+
+    static let postgresURL = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    /// The backends this run can reach.
+    static let available: [Backend] = postgresURL == nil ? [.sqlite] : [.sqlite, .postgresql]
+}
+
+typealias ContractStore = GatehouseStore & HousekeepingStore & SigningKeyCleanup
+
+/// One database for one test: a SQLite file, or a PostgreSQL schema; `open` gives a new
+/// connection to it (one per thread), `remove` drops it.
+final class TestDatabase: @unchecked Sendable {
+    let backend: Backend
+    let location: String
+
+    init(_ backend: Backend) throws {
+        self.backend = backend
+        switch backend {
+        case .sqlite:
+            location = NSTemporaryDirectory() + "gatehouse-contract-\(UInt64.random(in: 0...UInt64.max)).db"
+        case .postgresql:
+            let base = try #require(Backend.postgresURL)
+            // Letters and digits only: a schema name cannot be a parameter.
+            let schema = "t_" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+            let admin = try PostgreSQLConnection(url: base)
+            try admin.script("CREATE SCHEMA \(schema)")
+            location = base + (base.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)"
+        }
+    }
+
+    func open() throws -> ContractStore {
+        switch backend {
+        case .sqlite: return try SQLiteStore(path: location)
+        case .postgresql: return try PostgreSQLStore(url: location)
+        }
+    }
+
+    func remove() {
+        if backend == .sqlite { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: location + s) } }
+    }
+
+    /// Runs `body` on `threads` threads at once, each with its own connection; returns the results.
+    func race<T: Sendable>(threads: Int, _ body: @escaping @Sendable (ContractStore) throws -> T) throws -> [T] {
+        let stores = try (0..<threads).map { _ in try open() }
+        let results = Locked<[Result<T, Error>]>([])
+        let start = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        for store in stores {
+            let box = UncheckedBox(store)
+            group.enter()
+            Thread {
+                start.wait()
+                let r = Result { try body(box.value) }
+                results.withLock { $0.append(r) }
+                group.leave()
+            }.start()
+        }
+        for _ in stores { start.signal() }
+        group.wait()
+        return try results.withLock { $0 }.map { try $0.get() }
+    }
+}
+
+struct UncheckedBox<T>: @unchecked Sendable { let value: T; init(_ v: T) { value = v } }
+
+@Suite("Store contract (SQLite and PostgreSQL)")
+struct StoreContractTests {
+    func with(_ backend: Backend, _ body: (TestDatabase, ContractStore) throws -> Void) throws {
+        let db = try TestDatabase(backend)
+        defer { db.remove() }
+        try body(db, try db.open())
+    }
+
+    static func hash(_ n: Int) -> [UInt8] { Array(String(format: "%032d", n).utf8) }
+
+    @Test("accounts: insert, read by id, email and phone, update, list in byte order, count, uniqueness errors, delete", arguments: Backend.available)
+    func accounts(backend: Backend) throws {
+        try with(backend) { _, s in
+            var a = Account(projectID: "p", localID: "b-user", createdAt: 10)
+            a.email = "ada@example.com"
+            a.phoneNumber = "+33612345678"
+            a.emailVerified = true
+            a.upsertProvider(ProviderInfo(providerID: "password", rawID: "ada@example.com", email: "ada@example.com"))
+            a.mfaEnrollments = [MFAEnrollment(enrollmentID: "e1", phoneNumber: "+33698765432", displayName: "Work", enrolledAt: 5)]
+            try s.insertAccount(a)
+            #expect(try s.account(project: "p", localID: "b-user") == a)
+            #expect(try s.account(project: "p", email: "ADA@example.com")?.localID == "b-user")
+            #expect(try s.account(project: "p", phoneNumber: "+33612345678")?.localID == "b-user")
+            #expect(try s.account(project: "p", providerID: "password", rawID: "ada@example.com")?.localID == "b-user")
+            #expect(try s.account(project: "p", providerID: "phone", rawID: "ada@example.com") == nil)
+            var b = Account(projectID: "p", localID: "A-user", createdAt: 11)
+            b.email = "ada@example.com"
+            #expect(throws: AuthError(.emailExists)) { try s.insertAccount(b) }
+            b.email = nil
+            b.phoneNumber = "+33612345678"
+            #expect(throws: AuthError(.phoneNumberExists)) { try s.insertAccount(b) }
+            b.phoneNumber = nil
+            try s.insertAccount(b)
+            #expect(throws: AuthError(.duplicateLocalID)) { try s.insertAccount(b) }
+            try s.insertAccount(Account(projectID: "p", localID: "a-user", createdAt: 12))
+            // Byte order: upper case before lower case, as SQLite compares.
+            #expect(try s.listAccounts(project: "p", after: nil, limit: 10).map(\.localID) == ["A-user", "a-user", "b-user"])
+            #expect(try s.listAccounts(project: "p", after: "A-user", limit: 1).map(\.localID) == ["a-user"])
+            #expect(try s.countAccounts(project: "p") == 3)
+            a.displayName = "Ada"
+            a.lastLoginAt = 99
+            try s.updateAccount(a)
+            #expect(try s.account(project: "p", localID: "b-user")?.displayName == "Ada")
+            #expect(try s.deleteAccount(project: "p", localID: "b-user"))
+            #expect(try !s.deleteAccount(project: "p", localID: "b-user"))
+            #expect(try s.deleteAllAccounts(project: "p") == 2)
+        }
+    }
+
+    @Test("keys and secrets: published newest first, retired, expired deleted; a secret's first writer wins", arguments: Backend.available)
+    func keysAndSecrets(backend: Backend) throws {
+        try with(backend) { _, s in
+            try s.insertSigningKey(SigningKeyRecord(kid: "k1", privatePEM: "p1", publicPEM: "u1", certificatePEM: "c1", createdAt: 1))
+            try s.insertSigningKey(SigningKeyRecord(kid: "k2", privatePEM: "p2", publicPEM: "u2", certificatePEM: "c2", createdAt: 2))
+            try s.retireSigningKeys(except: "k2", at: 3, expiresAt: 10)
+            let keys = try s.publishedSigningKeys(at: 5)
+            #expect(keys.map(\.kid) == ["k2", "k1"] && keys[1].retiredAt == 3 && keys[1].expiresAt == 10)
+            #expect(try s.publishedSigningKeys(at: 10).map(\.kid) == ["k2"])
+            #expect(try s.deleteExpiredSigningKeys(at: 10) == 1)
+            #expect(try s.insertSecretIfAbsent(named: "phone", value: [1, 2, 0, 3], at: 1) == [1, 2, 0, 3])
+            #expect(try s.insertSecretIfAbsent(named: "phone", value: [9], at: 2) == [1, 2, 0, 3])
+            #expect(try s.secret(named: "phone") == [1, 2, 0, 3] && s.secret(named: "none") == nil)
+        }
+    }
+
+    @Test("phone codes: pending lookup, wrong-code counting, single consumption, supersede, proofs", arguments: Backend.available)
+    func phone(backend: Backend) throws {
+        try with(backend) { _, s in
+            let v = PhoneVerificationRecord(sessionHash: Self.hash(1), projectID: "p", phoneNumber: "+33612345678", appID: "web",
+                                            codeHash: [1, 2, 3], nonce: [0, 0, 255], createdAt: 100, expiresAt: 400, isTest: true,
+                                            clientHash: [7], purpose: "signIn")
+            try s.insertPhoneVerification(v)
+            #expect(try s.phoneVerification(sessionHash: Self.hash(1)) == v)
+            #expect(try s.pendingPhoneVerification(project: "p", phoneNumber: "+33612345678", appID: "web", purpose: "signIn",
+                                                   clientHash: [7], now: 200, maxAttempts: 5) == v)
+            #expect(try s.pendingPhoneVerification(project: "p", phoneNumber: "+33612345678", appID: "web", purpose: "signIn",
+                                                   clientHash: [8], now: 200, maxAttempts: 5) == nil)
+            #expect(try s.recordWrongPhoneCode(sessionHash: Self.hash(1), maxAttempts: 2) == 1)
+            #expect(try s.recordWrongPhoneCode(sessionHash: Self.hash(1), maxAttempts: 2) == 2)
+            #expect(try s.recordWrongPhoneCode(sessionHash: Self.hash(1), maxAttempts: 2) == nil)
+            #expect(try !s.consumePhoneVerification(sessionHash: Self.hash(1), now: 200, maxAttempts: 2))
+            #expect(try s.consumePhoneVerification(sessionHash: Self.hash(1), now: 200, maxAttempts: 5))
+            #expect(try !s.consumePhoneVerification(sessionHash: Self.hash(1), now: 200, maxAttempts: 5))
+            try s.insertPhoneVerification(PhoneVerificationRecord(sessionHash: Self.hash(2), projectID: "p", phoneNumber: "+1", appID: "",
+                                                                  codeHash: [], nonce: [], createdAt: 1, expiresAt: 2))
+            #expect(try s.supersedePhoneVerification(sessionHash: Self.hash(2), at: 1))
+            #expect(try !s.supersedePhoneVerification(sessionHash: Self.hash(2), at: 1))
+            try s.insertPhoneProof(PhoneProofRecord(proofHash: Self.hash(3), projectID: "p", phoneNumber: "+1", createdAt: 1, expiresAt: 9))
+            #expect(try s.phoneProof(hash: Self.hash(3))?.expiresAt == 9)
+            #expect(try s.deletePhoneProof(hash: Self.hash(3)) && !s.deletePhoneProof(hash: Self.hash(3)))
+        }
+    }
+
+    @Test("limits, pumping sums and holds, replay table, app tokens, receipts, pending second factors", arguments: Backend.available)
+    func counters(backend: Backend) throws {
+        try with(backend) { _, s in
+            #expect(try s.incrementCounter(bucket: "b", windowStart: 0, amount: 2, expiresAt: 10) == 2)
+            #expect(try s.incrementCounter(bucket: "b", windowStart: 0, amount: 3, expiresAt: 10) == 5)
+            #expect(try s.incrementCounter(bucket: "b", windowStart: 10, amount: 1, expiresAt: 20) == 1)
+            #expect(try s.counter(bucket: "b", windowStart: 0) == 5 && s.counterSum(bucket: "b", from: 0, to: 20) == 6)
+            let hold = SMSHold(projectID: "p", kind: .prefix, key: "+3712012", heldAt: 5, recentCount: 40, baselineCount: 2)
+            try s.putSMSHold(hold)
+            var released = hold
+            released.releasedAt = 7
+            try s.putSMSHold(released)
+            #expect(try s.smsHold(project: "p", kind: .prefix, key: "+3712012") == released)
+            #expect(try s.smsHolds(project: nil) == [released] && s.smsHolds(project: "q").isEmpty)
+            #expect(try s.markChallengeUsed(id: Self.hash(1), project: "p", expiresAt: 50, now: 0))
+            #expect(try !s.markChallengeUsed(id: Self.hash(1), project: "p", expiresAt: 50, now: 0))
+            try s.insertAppToken(AppTokenRecord(tokenHash: Self.hash(2), projectID: "p", apiKey: "k", appID: "web", expiresAt: 100), at: 0)
+            #expect(try s.consumeAppToken(hash: Self.hash(2), now: 50)?.apiKey == "k")
+            #expect(try s.consumeAppToken(hash: Self.hash(2), now: 50) == nil)
+            let receipt = IOSReceiptRecord(receiptHash: Self.hash(3), projectID: "p", bundleID: "b", deviceTokenHash: [1], sandbox: true,
+                                           secretHash: [2], createdAt: 0, expiresAt: 100)
+            try s.insertIOSReceipt(receipt)
+            #expect(try s.iosReceipt(hash: Self.hash(3)) == receipt)
+            #expect(try s.useIOSReceipt(hash: Self.hash(3), maxUses: 1, now: 10) && !s.useIOSReceipt(hash: Self.hash(3), maxUses: 1, now: 10))
+            let pending = MFAPendingRecord(credentialHash: Self.hash(4), projectID: "p", localID: "u", firstFactor: "password", authTime: 1,
+                                           createdAt: 1, expiresAt: 100)
+            try s.insertMFAPending(pending)
+            #expect(try s.mfaPending(hash: Self.hash(4)) == pending)
+            #expect(try s.consumeMFAPending(hash: Self.hash(4), now: 5) && !s.consumeMFAPending(hash: Self.hash(4), now: 5))
+        }
+    }
+
+    @Test("outbox: ids in order, due by channel, one lease wins, outcomes fenced by the lease, bodies scrubbed", arguments: Backend.available)
+    func outbox(backend: Backend) throws {
+        try with(backend) { _, s in
+            let first = try s.enqueue(OutboxMessage(projectID: "p", channel: .sms, recipient: "+1", body: "code 1", nextAttemptAt: 0, createdAt: 0))
+            let second = try s.enqueue(OutboxMessage(projectID: "p", channel: .push, recipient: "AB", body: "{}", nextAttemptAt: 0, createdAt: 0))
+            #expect(second > first)
+            #expect(try s.dueMessageIDs(now: 0, limit: 10, channels: [.sms]) == [first])
+            #expect(try s.dueMessageIDs(now: 0, limit: 10, channels: [.sms, .push]) == [first, second])
+            let lease = try #require(try s.lease(id: first, now: 0, until: 100))
+            #expect(lease.message.body == "code 1" && lease.token == 1)
+            #expect(try s.lease(id: first, now: 50, until: 150) == nil)
+            let retaken = try #require(try s.lease(id: first, now: 100, until: 200))
+            #expect(try !s.markSent(lease, at: 101, keepBody: false))
+            #expect(try s.markSent(retaken, at: 101, keepBody: false))
+            #expect(try s.messages(project: "p", channel: .sms, limit: 5).map(\.body) == [""])
+            let push = try #require(try s.lease(id: second, now: 0, until: 100))
+            #expect(try s.markFailed(push, error: "down", nextAttemptAt: 5, at: 1))
+            #expect(try s.messages(project: "p", channel: .push, limit: 5).first?.attempts == 1)
+            try s.audit(AuditEvent(projectID: "p", event: "signIn", localID: "u"), at: 1)
+        }
+    }
+
+    @Test("sessions and refresh tokens: rotation once, family and per-user revocation, active list", arguments: Backend.available)
+    func sessions(backend: Backend) throws {
+        try with(backend) { _, s in
+            let t = RefreshTokenRecord(tokenHash: Self.hash(1), familyID: "f", projectID: "p", localID: "u", provider: "phone", authTime: 1,
+                                       createdAt: 1, secondFactor: "phone")
+            try s.insertRefreshToken(t)
+            #expect(try s.refreshToken(hash: Self.hash(1)) == t)
+            #expect(try s.markRefreshTokenRotated(hash: Self.hash(1), at: 2) && !s.markRefreshTokenRotated(hash: Self.hash(1), at: 2))
+            try s.revokeRefreshFamily("f", project: "p", localID: "u", at: 3)
+            #expect(try s.refreshToken(hash: Self.hash(1))?.revokedAt == 3)
+            let session = SessionRecord(sidHash: Self.hash(2), projectID: "p", localID: "u", provider: "phone", createdAt: 1, lastSeenAt: 1,
+                                        expiresAt: 100, idleTimeoutSeconds: 60)
+            try s.insertSession(session)
+            try s.touchSession(sidHash: Self.hash(2), at: 5)
+            #expect(try s.session(sidHash: Self.hash(2))?.lastSeenAt == 5)
+            #expect(try s.activeSessions(project: "p", localID: "u", now: 10).count == 1)
+            #expect(try s.revokeSessions(project: "p", localID: "u", createdBefore: 2, at: 6) == 1)
+            #expect(try s.activeSessions(project: "p", localID: "u", now: 10).isEmpty)
+            try s.deleteTokensAndSessions(project: "p", localID: "u")
+            #expect(try s.session(sidHash: Self.hash(2)) == nil && s.refreshToken(hash: Self.hash(1)) == nil)
+        }
+    }
+
+    @Test("housekeeping deletes each kind in bounded batches", arguments: Backend.available)
+    func housekeeping(backend: Backend) throws {
+        try with(backend) { _, s in
+            for i in 0..<5 {
+                try s.insertAppToken(AppTokenRecord(tokenHash: Self.hash(i), projectID: "p", apiKey: "", appID: "web", expiresAt: 10), at: 0)
+                try s.audit(AuditEvent(projectID: "p", event: "e"), at: Millis(i))
+            }
+            #expect(try s.purge(.appTokens, cutoff: 10, limit: 3) == 3)
+            #expect(try s.purge(.appTokens, cutoff: 10, limit: 3) == 2)
+            #expect(try s.purge(.auditLog, cutoff: 3, limit: 2) == 2)
+            #expect(try s.purge(.auditLog, cutoff: 3, limit: 2) == 1)
+            _ = try s.incrementCounter(bucket: "b", windowStart: 0, amount: 1, expiresAt: 5)
+            #expect(try s.purge(.limitCounters, cutoff: 6, limit: 10) == 1)
+        }
+    }
+
+    @Test("races: of 8 connections consuming one code, link, challenge, app token, refresh token or receipt use, one wins",
+          arguments: Backend.available)
+    func races(backend: Backend) throws {
+        try with(backend) { db, s in
+            try s.insertPhoneVerification(PhoneVerificationRecord(sessionHash: Self.hash(1), projectID: "p", phoneNumber: "+1", appID: "",
+                                                                  codeHash: [], nonce: [], createdAt: 0, expiresAt: 1000))
+            try s.insertEmailLink(EmailLinkRecord(codeHash: Self.hash(2), projectID: "p", requestType: .emailSignIn, email: "a@b.c",
+                                                  createdAt: 0, expiresAt: 1000))
+            try s.insertAppToken(AppTokenRecord(tokenHash: Self.hash(3), projectID: "p", apiKey: "", appID: "web", expiresAt: 1000), at: 0)
+            try s.insertRefreshToken(RefreshTokenRecord(tokenHash: Self.hash(4), familyID: "f", projectID: "p", localID: "u", provider: "phone",
+                                                        authTime: 0, createdAt: 0))
+            try s.insertIOSReceipt(IOSReceiptRecord(receiptHash: Self.hash(5), projectID: "p", bundleID: "b", deviceTokenHash: [], sandbox: false,
+                                                    secretHash: [], createdAt: 0, expiresAt: 1000))
+            let wins = try db.race(threads: 8) { s -> [Bool] in
+                [try s.consumePhoneVerification(sessionHash: Self.hash(1), now: 1, maxAttempts: 5),
+                 try s.consumeEmailLink(hash: Self.hash(2), at: 1),
+                 try s.markChallengeUsed(id: Self.hash(6), project: "p", expiresAt: 1000, now: 1),
+                 try s.consumeAppToken(hash: Self.hash(3), now: 1) != nil,
+                 try s.markRefreshTokenRotated(hash: Self.hash(4), at: 1),
+                 try s.useIOSReceipt(hash: Self.hash(5), maxUses: 1, now: 1)]
+            }
+            for kind in 0..<6 { #expect(wins.filter { $0[kind] }.count == 1, "kind \(kind)") }
+            // Counters add up under contention: 8 × 25 increments.
+            _ = try db.race(threads: 8) { s in for _ in 0..<25 { _ = try s.incrementCounter(bucket: "c", windowStart: 0, amount: 1, expiresAt: 9) } }
+            #expect(try s.counter(bucket: "c", windowStart: 0) == 200)
+            // Each message is leased by one worker.
+            for i in 0..<20 { _ = try s.enqueue(OutboxMessage(projectID: "p", channel: .sms, recipient: "+\(i)", body: "b", nextAttemptAt: 0, createdAt: 0)) }
+            let leased = try db.race(threads: 4) { s -> [Int64] in
+                try s.dueMessageIDs(now: 0, limit: 20, channels: [.sms]).compactMap { try s.lease(id: $0, now: 0, until: 100)?.message.id }
+            }
+            #expect(leased.flatMap { $0 }.sorted() == Array(Set(leased.flatMap { $0 })).sorted())
+            #expect(leased.flatMap { $0 }.count == 20)
+        }
+    }
+}
