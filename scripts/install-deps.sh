@@ -6,10 +6,11 @@ set -euo pipefail
 what="${1:-run}"
 cd "$(dirname "$0")/.."
 
-# libphonenumber (libphonenumber8) and libcurl (libcurl4) are opened with dlopen on first use, by
-# their sonames libphonenumber.so.8 and libcurl.so.4; the -dev packages bring them and the headers.
-run_pkgs=(libfcgi-dev libsqlite3-dev libssl-dev libphonenumber-dev libcurl4-openssl-dev nginx-light)
-test_pkgs=(chromium chromium-driver wrk hyperfine spawn-fcgi sqlite3 python3-pip)
+# libphonenumber (libphonenumber8), libcurl (libcurl4) and libpq (libpq5) are opened with dlopen on
+# first use, by their sonames libphonenumber.so.8, libcurl.so.4 and libpq.so.5; the -dev packages
+# bring them and the headers. The tests start throw-away PostgreSQL clusters (package postgresql).
+run_pkgs=(libfcgi-dev libsqlite3-dev libssl-dev libphonenumber-dev libcurl4-openssl-dev libpq-dev nginx-light)
+test_pkgs=(chromium chromium-driver wrk hyperfine spawn-fcgi sqlite3 python3-pip postgresql)
 pkgs=("${run_pkgs[@]}")
 [ "$what" = test ] && pkgs+=("${test_pkgs[@]}")
 
@@ -43,7 +44,7 @@ fi
 
 if [ "$what" = test ]; then
     py=python3
-    if ! $py -c "import selenium, firebase_admin, altcha, joserfc, jwt, aiosmtpd, pytest, requests" 2>/dev/null; then
+    if ! $py -c "import selenium, firebase_admin, altcha, joserfc, jwt, aiosmtpd, pytest, requests, h2" 2>/dev/null; then
         echo "installing pinned Python test clients (Tests/integration/requirements.txt)"
         $py -m pip install -q --disable-pip-version-check -r Tests/integration/requirements.txt \
             || $py -m pip install -q --disable-pip-version-check --break-system-packages -r Tests/integration/requirements.txt

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: engine unit tests (swift test), then HTTP, browser and compatibility
-# tests through real nginx and the real responder (pytest), then every fuzz target for 30 s
+# tests through real nginx and the real responder (pytest), the store contract and the
+# PostgreSQL deployment tests on a throw-away cluster, then every fuzz target for 30 s
 # (scripts/fuzz.sh). Prints one summary line at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,17 @@ swift build 2>&1 | tail -n 3 || exit 1
 swift build -c release --static-swift-stdlib --scratch-path .build-release --product gatehouse 2>&1 | tail -n 3 || exit 1
 export GATEHOUSE_BIN="$PWD/.build-release/release/gatehouse"
 [ -x "$GATEHOUSE_BIN" ] || { echo "release build missing: $GATEHOUSE_BIN"; exit 1; }
+
+# A throw-away PostgreSQL cluster for the whole run: the store contract suite runs on it as well
+# as on SQLite, and the PostgreSQL HTTP tests make their databases in it. Stopped on exit.
+pg_dir="$(mktemp -d /tmp/gatehouse-pg.XXXXXX)"
+trap 'scripts/pg-cluster.sh stop "$pg_dir"' EXIT
+if GATEHOUSE_TEST_POSTGRES_URL="$(scripts/pg-cluster.sh start "$pg_dir")"; then
+    export GATEHOUSE_TEST_POSTGRES_URL
+else
+    echo "PostgreSQL cluster did not start; the PostgreSQL tests fail"
+    export GATEHOUSE_TEST_POSTGRES_URL="postgresql://unavailable@127.0.0.1:1/none"
+fi
 
 echo "== engine and unit tests (swift test)"
 swift test 2>&1 | tee "$out/swift-test.log" | grep -E "^(✘|􀢄)|error:|Test run with" 

@@ -14,10 +14,12 @@ public final class PostgreSQLStore: Transactional, HealthProbe {
     var secretCache: [String: [UInt8]] = [:]
     var lastPhonePurge: Millis?
 
-    /// Connects to `url` (a libpq URI or `key=value` string; libpq's environment and service
-    /// files apply) and, if `migrate`, brings the schema up to date under the advisory lock.
+    /// A store on `url` (a libpq URI or `key=value` string; libpq's environment and service files
+    /// apply). With `migrate` it connects at once and brings the schema up to date under the
+    /// advisory lock; without, it connects on first use, so a worker opened while the database is
+    /// down answers 503 and connects once it is back.
     public init(url: String, migrate: Bool = true, statementTimeoutMillis: Int = 10_000, now: Millis = 0) throws {
-        db = try PostgreSQLConnection(url: url, statementTimeoutMillis: statementTimeoutMillis)
+        db = try PostgreSQLConnection(url: url, statementTimeoutMillis: statementTimeoutMillis, connectNow: migrate)
         if migrate { try PostgreSQLMigrations.migrate(db, now: now) }
     }
 

@@ -50,8 +50,24 @@ enum ConfigCommand {
             }
             problems += Runtime.libraryProblems()
             problems += c.apnsKeyProblems()
+            var storeLine = "store \(c.store.display)"
+            if problems.isEmpty, case let .postgresql(url) = c.store {
+                // Connects (without migrating) and says what it found.
+                do {
+                    let db = try PostgreSQLConnection(url: url)
+                    let version = try PostgreSQLMigrations.version(db)
+                    let state = version == 0 ? "empty (the first start creates the schema)"
+                        : version < PostgreSQLMigrations.latest ? "schema \(version), the next start migrates to \(PostgreSQLMigrations.latest)"
+                        : version == PostgreSQLMigrations.latest ? "schema \(version), current"
+                        : "schema \(version), newer than this build (\(PostgreSQLMigrations.latest))"
+                    storeLine += ": PostgreSQL \(db.serverVersion / 10000).\(db.serverVersion % 10000), \(state)"
+                    if version > PostgreSQLMigrations.latest { problems.append("store: the database's schema is newer than this build") }
+                } catch {
+                    problems.append("store: \(error)")
+                }
+            }
             if problems.isEmpty {
-                print("configuration \(c.source): OK (\(c.mode.rawValue) mode, \(c.projects.count) project(s): \(c.projects.map(\.id).joined(separator: ", ")))")
+                print("configuration \(c.source): OK (\(c.mode.rawValue) mode, \(c.projects.count) project(s): \(c.projects.map(\.id).joined(separator: ", ")); \(storeLine))")
                 return
             }
             print("configuration \(c.source): \(problems.count) problem(s)")

@@ -40,6 +40,8 @@ struct Config {
     var source = "embedded dev default"
 
     var databasePath: String { database.hasPrefix("/") ? database : dataDir + "/" + database }
+    /// `store.url` (or `GATEHOUSE_STORE_URL`, `--store`): see `store` (Config+Store.swift).
+    var storeURL: String? = nil
 
     /// Loads `path` (or the embedded default when nil), applies the environment, and returns
     /// the config with every problem found (empty when valid).
@@ -68,7 +70,7 @@ struct Config {
     /// environment into a dictionary).
     static let environmentNames = ["GATEHOUSE_CONFIG", "GATEHOUSE_MODE", "GATEHOUSE_DATA_DIR", "GATEHOUSE_DATABASE", "GATEHOUSE_SOCKET",
                                    "GATEHOUSE_LISTEN", "GATEHOUSE_PUBLIC_ORIGIN", "GATEHOUSE_ADMIN_TOKEN", "GATEHOUSE_TEMPLATES_DIR",
-                                   "GATEHOUSE_WORKERS"]
+                                   "GATEHOUSE_WORKERS", "GATEHOUSE_STORE_URL"]
 
     static func environment() -> [String: String] {
         var env: [String: String] = [:]
@@ -82,7 +84,7 @@ struct Config {
     }
 
     static let knownTopKeys: Set<String> = ["mode", "data_dir", "database", "listen", "public_origin", "admin_token", "templates_dir",
-                                            "log_level", "projects", "sms", "email", "limits", "retention", "$comment"]
+                                            "log_level", "projects", "sms", "email", "limits", "retention", "store", "$comment"]
 
     mutating func apply(_ json: JSON, problems: inout [String]) {
         guard case let .object(pairs) = json else { problems.append("top level must be a JSON object"); return }
@@ -92,6 +94,12 @@ struct Config {
         }
         str(json, "data_dir", &problems).map { dataDir = $0 }
         str(json, "database", &problems).map { database = $0 }
+        if let st = json["store"] {
+            if case let .object(pairs) = st {
+                for (k, _) in pairs where k != "url" && k != "$comment" { problems.append("store.\(k): unknown key") }
+                str(st, "url", &problems, prefix: "store.").map { storeURL = $0 }
+            } else { problems.append("store: expected an object") }
+        }
         str(json, "public_origin", &problems).map { publicOrigin = $0 }
         str(json, "admin_token", &problems).map { adminToken = $0 }
         str(json, "templates_dir", &problems).map { templatesDir = $0 }
@@ -153,13 +161,14 @@ struct Config {
         env["GATEHOUSE_PUBLIC_ORIGIN"].map { publicOrigin = $0 }
         env["GATEHOUSE_ADMIN_TOKEN"].map { adminToken = $0 }
         env["GATEHOUSE_TEMPLATES_DIR"].map { templatesDir = $0 }
+        env["GATEHOUSE_STORE_URL"].map { storeURL = $0 }
         if let w = env["GATEHOUSE_WORKERS"] {
             if let n = Int(w), (1...256).contains(n) { workers = n } else { problems.append("GATEHOUSE_WORKERS: expected 1…256") }
         }
     }
 
     func validate(_ problems: inout [String]) {
-        problems += SMSProviders.problems(sms) + EmailTransports.problems(email)
+        problems += SMSProviders.problems(sms) + EmailTransports.problems(email) + Config.storeProblems(storeURL)
         if let o = publicOrigin, !(o.hasPrefix("https://") || o.hasPrefix("http://")) || o.hasSuffix("/") {
             problems.append("public_origin: expected an origin like https://auth.example.com (no trailing slash)")
         }

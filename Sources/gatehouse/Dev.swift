@@ -10,19 +10,24 @@ struct Dev: Command {
     static let spec = Dev.spec("dev", "Run Gatehouse behind nginx on 127.0.0.1 (dev mode); Ctrl-C stops both.", options: CommonOptions.options + [
         OptionSpec(name: "port", help: "Port nginx listens on (127.0.0.1). Default: 8080."),
         OptionSpec(name: "nginx", help: "nginx binary. Default: the first of /usr/sbin, /usr/local/sbin, /usr/bin."),
+        OptionSpec(name: "store", help: "Store URL: sqlite:///path (default: the data folder's file) or postgresql://…"),
     ])
     let common: CommonOptions
     let port: Int
     let nginx: String
+    let store: String?
 
     init(_ p: ParsedArguments) throws {
         common = CommonOptions(p)
+        store = p.string("store")
+        if let store, StoreLocation.parse(store) == nil { throw UsageError("--store: expected sqlite:///path, postgresql://… or postgres://…") }
         port = try p.int("port") ?? 8080
         nginx = p.string("nginx") ?? Dev.findNginx()
     }
 
     func run() throws {
         var config = try common.load()
+        if let store { config.storeURL = store }
         if common.data == nil, config.source == "embedded dev default" { config.dataDir = ".gatehouse" }
         let dataDir = Files.absolute(config.dataDir)
         config.dataDir = dataDir

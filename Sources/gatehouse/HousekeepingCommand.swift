@@ -8,8 +8,8 @@ extension Runtime {
     /// One housekeeping run on its own connection: the outbox worker's schedule calls it, and
     /// `gatehouse housekeeping` for deployments without a long-running process (CGI) or to purge now.
     @discardableResult
-    static func housekeeping(path: String, retention: Housekeeping.Retention) throws -> [PurgeKind: Int] {
-        let store = try SQLiteStore(path: path, migrate: false)
+    static func housekeeping(_ location: StoreLocation, retention: Housekeeping.Retention) throws -> [PurgeKind: Int] {
+        let store = try Runtime.open(location)
         // A short sleep between batches lets the requests' writes take the write lock.
         let run = Housekeeping(store: store, clock: SystemClock(), retention: retention, pause: { usleep(5_000) })
         let deleted = try run.run()
@@ -29,8 +29,8 @@ struct HousekeepingCommand: Command {
 
     func run() throws {
         let config = try common.load()
-        _ = try Runtime.openMigrated(config.databasePath)
-        let deleted = try Runtime.housekeeping(path: config.databasePath, retention: config.retention)
+        _ = try Runtime.open(config.store, migrate: true)
+        let deleted = try Runtime.housekeeping(config.store, retention: config.retention)
         for k in PurgeKind.allCases { print("\(k.rawValue)\t\(deleted[k] ?? 0)") }
     }
 }

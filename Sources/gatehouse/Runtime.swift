@@ -18,12 +18,12 @@ struct Runtime {
     /// `store`: the connection to do that on (CGI serves on it); else one opened for that.
     /// `deleteExpiredKeys`: also delete signing keys whose publication ended (a write
     /// transaction); CGI leaves that to the next rotation or start of any other command.
-    init(config: Config, store: SQLiteStore? = nil, deleteExpiredKeys: Bool = true) throws {
+    init(config: Config, store: AppStore? = nil, deleteExpiredKeys: Bool = true) throws {
         self.config = config
         Log.level = config.logLevel
         try Runtime.makeDirectories(config.dataDir)
         services = AuthServices()
-        let keyStore = try store ?? Runtime.openMigrated(config.databasePath)
+        let keyStore = try store ?? Runtime.open(config.store, migrate: true)
         try services.keyRing.ensureKey(store: deleteExpiredKeys ? keyStore : SigningKeysOnly(store: keyStore), random: services.random)
     }
 
@@ -44,12 +44,6 @@ struct Runtime {
 
     /// Opens the database and applies the migrations it lacks. A current schema is recognised
     /// by its version (one read) rather than by a write transaction per migration.
-    static func openMigrated(_ path: String) throws -> SQLiteStore {
-        let store = try SQLiteStore(path: path, migrate: false)
-        try migrateIfBehind(store)
-        return store
-    }
-
     static func migrateIfBehind(_ store: SQLiteStore) throws {
         let latest = Migrations.all.map(\.version).max() ?? 0
         if let version = try? Migrations.version(store.db), version >= latest { return }
@@ -66,17 +60,18 @@ struct Runtime {
         }
     }
 
-    func openStore() throws -> SQLiteStore { try SQLiteStore(path: config.databasePath) }
+    /// A connection to the configured store, already migrated by the start-up.
+    func openStore() throws -> AppStore { try Runtime.open(config.store) }
 
     /// The outbox delivery workers, not yet started (one set per process; leases make several
     /// instances safe).
     func makeOutbox() throws -> OutboxWorkers {
         let senders: [OutboxMessage.Channel: MessageSender] = [.sms: try SMSProviders.make(config.sms), .email: try EmailTransports.make(config.email)]
-        let path = config.databasePath
-        let messages = OutboxWorker(makeStore: { try SQLiteStore(path: path) }, senders: senders, housekeeping: { [retention = config.retention] in
-            try Runtime.housekeeping(path: path, retention: retention)
+        let location = config.store
+        let messages = OutboxWorker(makeStore: { try Runtime.open(location) }, senders: senders, housekeeping: { [retention = config.retention] in
+            try Runtime.housekeeping(location, retention: retention)
         })
-        let pushes = OutboxWorker(makeStore: { try SQLiteStore(path: path) }, senders: [.push: makePushSender()])
+        let pushes = OutboxWorker(makeStore: { try Runtime.open(location) }, senders: [.push: makePushSender()])
         return OutboxWorkers(all: [messages, pushes])
     }
 
@@ -140,7 +135,7 @@ struct ConfigError: Error, CustomStringConvertible {
 /// A store seen only as a `SigningKeyStore`, so `KeyRing.ensureKey` does not delete expired keys
 /// (they are no longer published either way; a rotation deletes them).
 private struct SigningKeysOnly: SigningKeyStore {
-    let store: SQLiteStore
+    let store: AppStore
     func transaction<T>(_ body: () throws -> T) throws -> T { try store.transaction(body) }
     func publishedSigningKeys(at now: Millis) throws -> [SigningKeyRecord] { try store.publishedSigningKeys(at: now) }
     func insertSigningKey(_ key: SigningKeyRecord) throws { try store.insertSigningKey(key) }

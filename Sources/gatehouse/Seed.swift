@@ -42,7 +42,8 @@ struct Seed: Command {
         let config = try common.load()
         let pid = try config.projectID(project)
         try Runtime.makeDirectories(config.dataDir)
-        let store = try SQLiteStore(path: config.databasePath)
+        guard case let .sqlite(path) = config.store else { throw UsageError("seed fills the SQLite store only (the benchmark's growth runs)") }
+        let store = try SQLiteStore(path: path)
         let db = store.db
         // A larger page cache for this connection only: ids are random, so inserts touch the whole index.
         try db.execute("PRAGMA cache_size = -262144")

@@ -25,13 +25,13 @@ enum Users {
             project = p.string("project")
         }
 
-        func open() throws -> (store: SQLiteStore, project: String, admin: AccountAdmin) {
+        func open() throws -> (store: AppStore, project: String, admin: AccountAdmin) {
             let config = try common.load()
             let pid = try config.projectID(project)
-            guard access(config.databasePath, F_OK) == 0 else {
-                throw UsersError("no database at \(config.databasePath) (wrong --data or --config?)")
+            if case let .sqlite(path) = config.store, access(path, F_OK) != 0 {
+                throw UsersError("no database at \(path) (wrong --data or --config?)")
             }
-            let store = try SQLiteStore(path: config.databasePath)
+            let store = try Runtime.open(config.store, migrate: true)
             return (store, pid, AccountAdmin(store: store, clock: SystemClock(), random: SystemRandom()))
         }
     }

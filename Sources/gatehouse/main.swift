@@ -63,14 +63,17 @@ struct Serve: Command {
                                      OptionSpec(name: "socket", help: "Unix socket path to create."),
                                      OptionSpec(name: "listen", help: "host:port to listen on."),
                                      OptionSpec(name: "workers", help: "Worker threads."),
+                                     OptionSpec(name: "store", help: "Store URL: sqlite:///path (default: the data folder's file) or postgresql://…"),
                                  ])
     var common: CommonOptions
+    var store: String?
     var socket: String?
     var listen: String?
     var workers: Int?
 
     init(_ p: ParsedArguments) throws {
         common = CommonOptions(p)
+        store = p.string("store")
         socket = p.string("socket")
         listen = p.string("listen")
         workers = try p.int("workers")
@@ -79,6 +82,10 @@ struct Serve: Command {
 
     func run() throws {
         var config = try common.load()
+        if let store {
+            guard StoreLocation.parse(store) != nil else { throw UsageError("--store: expected sqlite:///path, postgresql://… or postgres://…") }
+            config.storeURL = store
+        }
         if let socket { config.socket = socket }
         if let listen {
             guard config.trustedNetwork || Config.isLoopback(listenAddress: listen) else {
@@ -114,9 +121,17 @@ struct Serve: Command {
 /// served on the connection the start-up opened (one database open and schema check), configured
 /// for one request, and its reads share one read transaction (see `SQLiteConnection.sharedRead`).
 func serveCGI(_ config: Config) throws {
+    guard case let .sqlite(path) = config.store else {
+        // A PostgreSQL store: one connection for the one request (docs/scaling.md "CGI").
+        let store = try Runtime.open(config.store, migrate: true)
+        let app = try Runtime(config: config, store: store, deleteExpiredKeys: false).webApp(validateTemplates: false)
+        CGIResponder.serveOne(maxBodyBytes: app.settings.maxBodyBytes, tooLarge: WebApp.payloadTooLarge(limit:),
+                              handler: app.handler(store: store), log: { Log.error($0) })
+        return
+    }
     SQLiteConnection.configureForOneRequest()
     try Runtime.makeDirectories(config.dataDir)
-    let store = try SQLiteStore(path: config.databasePath, migrate: false)
+    let store = try SQLiteStore(path: path, migrate: false)
     try store.db.sharedRead {
         try Runtime.migrateIfBehind(store)
         let app = try Runtime(config: config, store: store, deleteExpiredKeys: false).webApp(validateTemplates: false)
@@ -190,7 +205,7 @@ func startServer(_ runtime: Runtime, app: WebApp, socketOverride: String? = nil,
             return opened(request)
         }
     }
-    Log.info("gatehouse \(Runtime.version) (\(c.mode.rawValue) mode) serving on \(address) with \(c.workers) workers; store \(c.databasePath)")
+    Log.info("gatehouse \(Runtime.version) (\(c.mode.rawValue) mode) serving on \(address) with \(c.workers) workers; store \(c.store.display)")
     return server
 }
 

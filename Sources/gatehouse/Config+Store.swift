@@ -1,0 +1,75 @@
+import AuthEngine
+import AuthStore
+import JSONValue
+
+/// Where the store is (`store.url`, `GATEHOUSE_STORE_URL`, `--store`): the embedded SQLite file
+/// (default) or a PostgreSQL database shared by every instance (docs/scaling.md).
+enum StoreLocation: Equatable {
+    case sqlite(path: String)
+    case postgresql(url: String)
+
+    /// `sqlite:///absolute/path` or `sqlite:relative/path`; `postgresql://…` or `postgres://…`
+    /// (a libpq URI: user, password, host, port, database, `?sslmode=…`; what it leaves out comes
+    /// from libpq's environment and service files). nil for anything else.
+    static func parse(_ url: String) -> StoreLocation? {
+        if url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") { return .postgresql(url: url) }
+        if url.hasPrefix("sqlite://") {
+            let path = String(url.dropFirst("sqlite://".count))
+            return path.isEmpty ? nil : .sqlite(path: path)
+        }
+        if url.hasPrefix("sqlite:") {
+            let path = String(url.dropFirst("sqlite:".count))
+            return path.isEmpty ? nil : .sqlite(path: path)
+        }
+        return nil
+    }
+
+    /// For logs and `config check`: the PostgreSQL password is never shown.
+    var display: String {
+        switch self {
+        case let .sqlite(path): return "sqlite://" + path
+        case let .postgresql(url): return StoreLocation.redacted(url)
+        }
+    }
+
+    static func redacted(_ url: String) -> String {
+        guard let scheme = url.firstRange(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
+        let userInfo = url[scheme.upperBound..<at]
+        guard let colon = userInfo.firstIndex(of: ":") else { return url }
+        return String(url[..<colon]) + ":***" + String(url[at...])
+    }
+}
+
+extension Config {
+    /// The store in use: `storeURL` when set, else the SQLite file in the data folder.
+    var store: StoreLocation {
+        if let url = storeURL, let location = StoreLocation.parse(url) {
+            if case let .sqlite(path) = location, !path.hasPrefix("/") { return .sqlite(path: dataDir + "/" + path) }
+            return location
+        }
+        return .sqlite(path: databasePath)
+    }
+
+    static func storeProblems(_ url: String?) -> [String] {
+        guard let url else { return [] }
+        return StoreLocation.parse(url) == nil ? ["store.url: expected sqlite:///path, postgresql://… or postgres://…"] : []
+    }
+}
+
+/// What every command opens: a store with every port, on either backend.
+typealias AppStore = GatehouseStore & HousekeepingStore & SigningKeyCleanup
+
+extension Runtime {
+    /// A new connection to the configured store (one per thread), migrated on open for
+    /// PostgreSQL only when `migrate` (the start-up migrates once, under the advisory lock).
+    static func open(_ location: StoreLocation, migrate: Bool = false) throws -> AppStore {
+        switch location {
+        case let .sqlite(path):
+            let store = try SQLiteStore(path: path, migrate: false)
+            if migrate { try migrateIfBehind(store) }
+            return store
+        case let .postgresql(url):
+            return try PostgreSQLStore(url: url, migrate: migrate, now: SystemClock().now())
+        }
+    }
+}
