@@ -107,7 +107,8 @@ public final class PostgreSQLConnection {
             throw PostgreSQLError(sqlState: "", message: "cannot connect: \(message)", sql: nil)
         }
         conn = c
-        _ = try query("SELECT set_config('statement_timeout', ?, false)", [String(statementTimeoutMillis)]) { _ in }
+        _ = try query("SELECT set_config('statement_timeout', ?, false), set_config('client_min_messages', 'warning', false)",
+                      [String(statementTimeoutMillis)]) { _ in }
     }
 
     /// The live connection; a lost one is re-opened, unless a transaction was open on it (its
@@ -178,6 +179,21 @@ public final class PostgreSQLConnection {
         defer { gh_pq_clear(result) }
         guard let tuples = gh_pq_cmd_tuples(result) else { return 0 }
         return Int(String(cString: tuples)) ?? 0
+    }
+
+    /// Rows of one fixed statement that cannot be prepared (`FETCH` from a cursor); no parameters.
+    public func unpreparedRows<T>(_ sql: String, _ map: (PGRow) throws -> T) throws -> [T] {
+        let c = try live()
+        guard let result = gh_pq_exec_binary(c, sql) else { throw lostError(sql) }
+        defer { gh_pq_clear(result) }
+        try check(result, sql)
+        var out: [T] = []
+        var r: Int32 = 0
+        while r < gh_pq_ntuples(result) {
+            out.append(try map(PGRow(result: result, row: r)))
+            r += 1
+        }
+        return out
     }
 
     /// A fixed script of several statements (migrations); no parameters.

@@ -16,6 +16,7 @@ static struct {
     PGresult *(*prepare)(PGconn *, const char *, const char *, int, const Oid *);
     PGresult *(*exec_prepared)(PGconn *, const char *, int, const char *const *, const int *, const int *, int);
     PGresult *(*exec)(PGconn *, const char *);
+    PGresult *(*exec_params)(PGconn *, const char *, int, const Oid *, const char *const *, const int *, const int *, int);
     ExecStatusType (*result_status)(const PGresult *);
     char *(*result_error_field)(const PGresult *, int);
     char *(*result_error_message)(const PGresult *);
@@ -53,6 +54,7 @@ static void load(void) {
     FIND(prepare, "PQprepare")
     FIND(exec_prepared, "PQexecPrepared")
     FIND(exec, "PQexec")
+    FIND(exec_params, "PQexecParams")
     FIND(result_status, "PQresultStatus")
     FIND(result_error_field, "PQresultErrorField")
     FIND(result_error_message, "PQresultErrorMessage")
@@ -83,6 +85,7 @@ PGresult *gh_pq_exec_prepared(PGconn *c, const char *name, int n, const char *co
     return fn.exec_prepared(c, name, n, v, l, f, r);
 }
 PGresult *gh_pq_exec(PGconn *c, const char *q) { return fn.exec(c, q); }
+PGresult *gh_pq_exec_binary(PGconn *c, const char *q) { return fn.exec_params(c, q, 0, NULL, NULL, NULL, NULL, 1); }
 ExecStatusType gh_pq_result_status(const PGresult *r) { return fn.result_status(r); }
 char *gh_pq_result_error_field(const PGresult *r, int f) { return fn.result_error_field(r, f); }
 char *gh_pq_result_error_message(const PGresult *r) { return fn.result_error_message(r); }

@@ -1,5 +1,8 @@
 import AuthEngine
 import AuthStore
+#if canImport(Glibc)
+import Glibc
+#endif
 import JSONValue
 
 /// Where the store is (`store.url`, `GATEHOUSE_STORE_URL`, `--store`): the embedded SQLite file
@@ -70,6 +73,47 @@ extension Runtime {
             return store
         case let .postgresql(url):
             return try PostgreSQLStore(url: url, migrate: migrate, now: SystemClock().now())
+        }
+    }
+}
+
+/// `gatehouse store copy`: moves a deployment between stores (docs/scaling.md "Moving to
+/// PostgreSQL").
+enum StoreCommand {
+    static let spec = CommandSpec(name: "store", abstract: "Store tools.", subcommands: [Copy.spec])
+
+    struct Copy: Command {
+        static let spec = Copy.spec("copy", "Copy every table from one store to another (SQLite ↔ PostgreSQL), verified by counts.",
+                                    options: [
+                                        OptionSpec(name: "from", help: "Source store URL (sqlite:///path or postgresql://…)."),
+                                        OptionSpec(name: "to", help: "Target store URL."),
+                                        .flag("force", help: "Empty the target's tables first when it holds rows."),
+                                    ])
+        let from: StoreLocation
+        let to: StoreLocation
+        let force: Bool
+
+        init(_ p: ParsedArguments) throws {
+            guard let f = StoreLocation.parse(try p.required("from")) else { throw UsageError("--from: expected sqlite:///path or postgresql://…") }
+            guard let t = StoreLocation.parse(try p.required("to")) else { throw UsageError("--to: expected sqlite:///path or postgresql://…") }
+            guard f != t else { throw UsageError("--from and --to are the same store") }
+            from = f; to = t; force = p.flag("force")
+        }
+
+        static func endpoint(_ l: StoreLocation) throws -> StoreCopy.Endpoint {
+            switch l {
+            case let .sqlite(path): return .sqlite(try SQLiteStore(path: path))
+            case let .postgresql(url): return .postgresql(try PostgreSQLStore(url: url, migrate: true, now: SystemClock().now()))
+            }
+        }
+
+        func run() throws {
+            if case let .sqlite(path) = from, access(path, F_OK) != 0 { throw UsageError("--from: no database at \(path)") }
+            let copy = StoreCopy(from: try Copy.endpoint(from), to: try Copy.endpoint(to))
+            let existing = try copy.targetRows()
+            if existing > 0 && !force { throw UsageError("the target already holds \(existing) rows; --force empties it first") }
+            let counts = try copy.run(replace: existing > 0) { table, rows in print("\(table): \(rows) rows") }
+            print("copied \(counts.reduce(0) { $0 + $1.1 }) rows from \(from.display) to \(to.display); every table's count matches")
         }
     }
 }

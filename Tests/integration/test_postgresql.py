@@ -218,3 +218,31 @@ def test_database_restart_under_load_answers_503_then_recovers(cluster, pair):
     acknowledged = {v for kind, v in results if kind == "ok"}
     assert acknowledged <= set(psql(url, "SELECT local_id FROM accounts").split())
     assert all(code in (503, 502) for kind, code in results if kind in ("send", "sign-in")), results[-20:]
+
+
+def test_store_copy_moves_a_deployment_to_postgresql_and_back(tmp_path_factory, database, make_gatehouse):
+    g = make_gatehouse(config=dev_config("http://127.0.0.1:9"))
+    session = send(g, "+15555550100")
+    signed = g.api("signInWithPhoneNumber", {"sessionInfo": session, "code": TEST_NUMBERS["+15555550100"]}).json()
+    g.stop()
+    sqlite_url = f"sqlite://{g.data / 'gatehouse.db'}"
+    tool = [str(binary()), "store", "copy"]
+    out = subprocess.run(tool + ["--from", sqlite_url, "--to", database], capture_output=True, text=True)
+    assert out.returncode == 0 and "every table's count matches" in out.stdout, out.stdout + out.stderr
+    assert "accounts: 1 rows" in out.stdout
+    # A non-empty target is refused without --force.
+    again = subprocess.run(tool + ["--from", sqlite_url, "--to", database], capture_output=True, text=True)
+    assert again.returncode != 0 and "--force" in again.stdout + again.stderr
+    # The same data folder, now on PostgreSQL: the user, the keys and the refresh token carry over.
+    h = Gatehouse(g.data, config=dev_config("http://127.0.0.1:9"), env={"GATEHOUSE_STORE_URL": database}).start()
+    try:
+        assert h.api("lookup", {"idToken": signed["idToken"]}).json()["users"][0]["localId"] == signed["localId"]
+        r = h.post("/securetoken.googleapis.com/v1/token", params={"key": "k"},
+                   json={"grant_type": "refresh_token", "refresh_token": signed["refreshToken"]})
+        assert r.status_code == 200, r.text
+        assert h.api("signUp", {}).status_code == 200
+    finally:
+        h.stop()
+    back = tmp_path_factory.mktemp("back") / "back.db"
+    out = subprocess.run(tool + ["--from", database, "--to", f"sqlite://{back}"], capture_output=True, text=True)
+    assert out.returncode == 0 and "accounts: 2 rows" in out.stdout, out.stdout + out.stderr

@@ -22,6 +22,8 @@ PGresult *gh_pq_prepare(PGconn *conn, const char *name, const char *query, int n
 PGresult *gh_pq_exec_prepared(PGconn *conn, const char *name, int n, const char *const *values, const int *lengths,
                               const int *formats, int result_format);
 PGresult *gh_pq_exec(PGconn *conn, const char *query);
+/* One statement without parameters, results in binary (for statements that cannot be prepared). */
+PGresult *gh_pq_exec_binary(PGconn *conn, const char *query);
 ExecStatusType gh_pq_result_status(const PGresult *res);
 char *gh_pq_result_error_field(const PGresult *res, int field);
 char *gh_pq_result_error_message(const PGresult *res);
