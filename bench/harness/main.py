@@ -48,6 +48,8 @@ def parse_args(argv):
     ap.add_argument("--binary", default=str(BINARY), help="the gatehouse executable to measure (default: the release build)")
     ap.add_argument("--binary-note", default="", help="one sentence on what --binary is, for the report")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (logs, configs, databases)")
+    ap.add_argument("--store", choices=["sqlite", "postgresql"], default="sqlite",
+                    help="Gatehouse's store: the SQLite file (default) or PostgreSQL (a throw-away cluster this run starts)")
     a = ap.parse_args(argv)
     a.rounds = max(1, min(a.rounds or (1 if a.quick else 5), 9))
     a.duration = int(max(1, min(a.duration or (2 if a.quick else 5), 60)))
@@ -270,26 +272,36 @@ def main(argv):
         small = stack.Gatehouse("gh-1k", binary, tmp, kind, token)
         growth1k = stack.Gatehouse("gh-growth-1k", binary, tmp, kind, token)
         big = stack.Gatehouse("gh-big", binary, tmp, kind, token)
+        all_regions = None
+        if any(s.instance == "all_regions" for s in selected(args)):
+            all_regions = stack.Gatehouse("gh-all-regions", binary, tmp, kind, token, all_regions=True)
+        results["meta"]["store"] = args.store
+        if args.store == "postgresql":
+            pg_dir = Path("/tmp") / f"gatehouse-bench-pg-{os.getpid()}"
+            url = procs.run([str(ROOT / "scripts" / "pg-cluster.sh"), "start", str(pg_dir)], timeout=120).stdout.strip()
+            procs.at_exit(lambda: procs.run([str(ROOT / "scripts" / "pg-cluster.sh"), "stop", str(pg_dir)], timeout=120, check=False))
+            for inst in [small, growth1k, big] + ([all_regions] if all_regions else []):
+                name = inst.name.replace("-", "_")
+                procs.run(["psql", url, "-qc", f"CREATE DATABASE {name}"], timeout=60)
+                inst.store_url = url.rsplit("/", 1)[0] + "/" + name
+            log(f"store: PostgreSQL ({url.rsplit('@', 1)[-1]}; fsync and synchronous_commit off, as SQLite's synchronous=NORMAL does not sync commits)")
         bl = stack.Baseline(tmp)
         state = {}
         log("seeding 1,000 accounts" + ("" if args.no_growth else f" and {args.accounts:,} accounts"))
-        results["seed"] = {"small": small.tool("seed", "--count", "1000").stdout.strip()}
+        results["seed"] = {"small": small.seed(1000)}
         state["accounts_small"] = 1000
         state["id_token"] = mint_id_token(small)
         if not args.no_growth:
             t0 = time.monotonic()
-            results["seed"]["big"] = big.tool("seed", "--count", str(args.accounts), timeout=1800).stdout.strip()
+            results["seed"]["big"] = big.seed(args.accounts)
             results["seed"]["big_seconds"] = time.monotonic() - t0
             log("  " + results["seed"]["big"])
             state["accounts_big"] = args.accounts
             state["id_token_big"] = mint_id_token(big)
-            growth1k.tool("seed", "--count", "1000")
+            growth1k.seed(1000)
             state["id_token_growth1k"] = mint_id_token(growth1k)
         env = Env(bl_cookie=bl.make_cookie(), admin_token=token)
-        # A second instance for the rows of a project that allows every region (page_all, page_large).
-        all_regions = None
-        if any(s.instance == "all_regions" for s in selected(args)):
-            all_regions = stack.Gatehouse("gh-all-regions", binary, tmp, kind, token, all_regions=True)
+        # all_regions (above): a second instance for the rows of a project that allows every region (page_all, page_large).
         if any(s.key == "page_large" for s in selected(args)):
             log("  " + scenarios.page.fit_large_page(all_regions, bl, env))
 

@@ -11,6 +11,12 @@ import subprocess
 import time
 
 _children = []          # (name, Popen)
+_cleanups = []          # callables run by stop_all after the children (e.g. a database cluster's stop)
+
+
+def at_exit(cleanup):
+    """Runs `cleanup` when stop_all runs (every exit path), after the children are stopped."""
+    _cleanups.append(cleanup)
 
 
 def start(name, argv, env=None, log_path=None, cwd=None):
@@ -53,6 +59,11 @@ def stop_all():
         name, p = _children[-1]
         # nginx finishes gracefully on SIGQUIT; everything else stops on SIGTERM.
         stop(p, signal.SIGQUIT if name.startswith("nginx") else signal.SIGTERM)
+    while _cleanups:
+        try:
+            _cleanups.pop()()
+        except Exception:
+            pass
 
 
 def install_signal_handlers():

@@ -146,12 +146,28 @@ class Gatehouse(Responder):
         self.admin_token = admin_token
         self.proc = None
         self.log = self.dir / "gatehouse.log"
+        # A PostgreSQL database for this instance (`bench/run --store postgresql`); None: SQLite.
+        self.store_url = None
 
-    def config_path(self, workers):
-        path = self.dir / f"config-{workers}.json"
+    def config_path(self, workers, store=True):
+        path = self.dir / f"config-{workers}{'' if store else '-sqlite'}.json"
         make = production_config if self.kind == "production" else dev_config
-        path.write_text(json.dumps(make(self.data, workers, self.admin_token, self.all_regions), indent=2))
+        config = make(self.data, workers, self.admin_token, self.all_regions)
+        if store and self.store_url:
+            config["store"] = {"url": self.store_url}
+        path.write_text(json.dumps(config, indent=2))
         return str(path)
+
+    def seed(self, count, timeout=1800):
+        """`gatehouse seed` fills the SQLite file; on PostgreSQL the file is then copied over
+        (`gatehouse store copy`). Returns seed's summary line."""
+        line = procs.run([self.binary, "seed", "--count", str(count), "--config", self.config_path(4, store=False)],
+                         timeout=timeout, cwd=self.dir).stdout.strip()
+        if self.store_url:
+            procs.run([self.binary, "store", "copy", "--from", f"sqlite://{self.data / 'gatehouse.db'}", "--to", self.store_url,
+                       "--force"], timeout=timeout, cwd=self.dir)
+            line += " (copied to PostgreSQL)"
+        return line
 
     def tool(self, *args, timeout=600):
         return procs.run([self.binary, *args, "--config", self.config_path(4)], timeout=timeout, cwd=self.dir)
