@@ -215,7 +215,10 @@ public enum PostgreSQLMigrations {
     /// returns the versions applied.
     @discardableResult
     public static func migrate(_ db: PostgreSQLConnection, now: Int64) throws -> [Int] {
-        try db.transaction {
+        // A current schema costs one read (every start, every CGI request); only a database behind
+        // takes the lock, and checks again under it.
+        if try version(db) >= latest { return [] }
+        return try db.transaction {
             _ = try db.rows("SELECT pg_advisory_xact_lock(?)", [lockKey]) { _ in 0 }
             try db.script("CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)")
             let current = try version(db)
