@@ -14,7 +14,7 @@ extension WebApp {
         case let e as WireFailure:
             return e.response
         case let e as StoreFailure where e.isTemporary:
-            Log.error("store unavailable: \(error)", requestID: requestID)
+            Log.error("store \(e.isOutOfSpace ? "out of space" : "unavailable"): \(error)", requestID: requestID)
             return ErrorEnvelope.response(code: 503, message: e.isOutOfSpace ? WebApp.outOfSpaceMessage : WebApp.unavailableMessage,
                                           reason: "backendError", status: "UNAVAILABLE",
                                           headers: [("Retry-After", WebApp.outOfSpaceRetrySeconds)])
@@ -78,7 +78,7 @@ extension WebApp {
         case let e as WireFailure:
             return e.response
         case let e as StoreFailure where e.isTemporary:
-            Log.error("store unavailable: \(error)", requestID: ctx.request.logID)
+            Log.error("store \(e.isOutOfSpace ? "out of space" : "unavailable"): \(error)", requestID: ctx.request.logID)
             status = 503
             key = "error.INTERNAL"
         default:

@@ -5,6 +5,7 @@ with a config file), waits for its `ready` line, and stops it with SIGTERM at th
 """
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -18,6 +19,10 @@ import requests
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = Path(os.environ.get("GATEHOUSE_TEST_OUTPUT", ROOT / "test-output"))
 DEFAULT_API_KEY = "test-api-key"
+# The store every Gatehouse of the run uses: the SQLite file in its data folder, or, with
+# GATEHOUSE_TEST_STORE=postgresql, a fresh database of its own on the cluster named by
+# GATEHOUSE_TEST_POSTGRES_URL (scripts/test.sh runs the suite both ways).
+TEST_STORE = os.environ.get("GATEHOUSE_TEST_STORE", "sqlite")
 
 
 def binary() -> Path:
@@ -27,6 +32,99 @@ def binary() -> Path:
         return Path(env)
     out = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, capture_output=True, text=True, check=True)
     return Path(out.stdout.strip()) / "gatehouse"
+
+
+def new_postgres_database() -> str:
+    """A fresh database on the run's cluster; its URL."""
+    import psycopg2
+    admin = os.environ["GATEHOUSE_TEST_POSTGRES_URL"]
+    name = "gh_" + secrets.token_hex(6)
+    conn = psycopg2.connect(admin)
+    conn.autocommit = True
+    with conn.cursor() as c:
+        c.execute(f"CREATE DATABASE {name}")
+    conn.close()
+    return admin.rsplit("/", 1)[0] + "/" + name
+
+
+class StoreRow(dict):
+    """A row by column name or position, as sqlite3.Row reads."""
+
+    def __init__(self, names, values):
+        super().__init__(zip(names, values))
+        self._values = list(values)
+
+    def __getitem__(self, key):
+        return self._values[key] if isinstance(key, int) else super().__getitem__(key)
+
+    def keys(self):
+        return list(super().keys())
+
+
+class PostgresStoreConnection:
+    """The few sqlite3 connection calls the tests make (`execute` with `?` parameters, rows,
+    `rowcount`, commit on leaving `with`), on PostgreSQL."""
+
+    def __init__(self, url):
+        import psycopg2
+        self.conn = psycopg2.connect(url)
+
+    def execute(self, query, params=()):
+        cur = self.conn.cursor()
+        cur.execute(query.replace("?", "%s"), tuple(params))
+        return PostgresCursor(cur)
+
+    def commit(self):
+        self.conn.commit()
+
+    def close(self):
+        self.conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, *rest):
+        if kind is None:
+            self.conn.commit()
+        else:
+            self.conn.rollback()
+        self.conn.close()
+
+
+class PostgresCursor:
+    def __init__(self, cur):
+        self.cur = cur
+        self.rowcount = cur.rowcount
+
+    def _rows(self):
+        if self.cur.description is None:
+            return []
+        names = [d[0] for d in self.cur.description]
+        return [StoreRow(names, [bytes(v) if isinstance(v, memoryview) else v for v in row]) for row in self.cur.fetchall()]
+
+    def fetchall(self):
+        return self._rows()
+
+    def fetchone(self):
+        rows = self._rows()
+        return rows[0] if rows else None
+
+
+def store_db(gh, path=None):
+    """A connection to `gh`'s store, as an operator or a second instance sees it: sqlite3 on the
+    file (rows as sqlite3.Row), or the same calls on its PostgreSQL database."""
+    import sqlite3
+    if path is None and getattr(gh, "store_url", None):
+        return PostgresStoreConnection(gh.store_url)
+    conn = sqlite3.connect(str(path or gh.data / "gatehouse.db"), timeout=10)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA busy_timeout = 10000")
+    return conn
+
+
+def sqlite_only(reason):
+    """Marks a test of the SQLite file itself (its WAL, its disk, CGI on it)."""
+    return pytest.mark.skipif(TEST_STORE != "sqlite", reason="SQLite store only: " + reason)
 
 
 def free_port() -> int:
@@ -44,6 +142,9 @@ class Gatehouse:
         self.base = f"http://127.0.0.1:{self.port}"
         self.config_path = None
         self.env = dict(os.environ, **(env or {}))
+        if TEST_STORE == "postgresql" and "GATEHOUSE_STORE_URL" not in (env or {}):
+            self.env["GATEHOUSE_STORE_URL"] = new_postgres_database()
+        self.store_url = self.env.get("GATEHOUSE_STORE_URL")
         if config is not None:
             self.config_path = data / "gatehouse.json"
             self.config_path.write_text(json.dumps(config, indent=2))

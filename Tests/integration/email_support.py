@@ -4,13 +4,14 @@ import email
 import email.policy
 import hashlib
 import re
-import sqlite3
 import threading
 import time
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import jwt
 import requests
+
+from conftest import store_db
 
 ANDROID_PRINT = "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
 
@@ -51,10 +52,8 @@ def latest_link(g, address: str, request_type: str = "EMAIL_SIGNIN") -> dict:
     raise AssertionError(f"no {request_type} link for {address}")
 
 
-def db(g) -> sqlite3.Connection:
-    c = sqlite3.connect(str(g.data / "gatehouse.db"), timeout=10)
-    c.execute("PRAGMA busy_timeout = 10000")
-    return c
+def db(g):
+    return store_db(g)
 
 
 def expire_link(g, oob_code: str):

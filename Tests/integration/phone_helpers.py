@@ -5,7 +5,6 @@ import hashlib
 import json
 import os
 import secrets
-import sqlite3
 import subprocess
 import threading
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import binary, free_port
+from conftest import binary, free_port, store_db
 
 TEST_NUMBERS = {
     "+15555550100": "123456",
@@ -107,10 +106,8 @@ def code_in(text: str) -> str:
 
 # --- The store, read and written directly (what a second instance or an operator would see) -----
 
-def db(gh) -> sqlite3.Connection:
-    conn = sqlite3.connect(str(gh.data / "gatehouse.db"), timeout=10)
-    conn.row_factory = sqlite3.Row
-    return conn
+def db(gh):
+    return store_db(gh)
 
 
 def sql(gh, query, *args):

@@ -7,7 +7,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import subprocess
 import threading
 import time
@@ -16,7 +15,7 @@ from collections import Counter
 import pytest
 import requests
 
-from conftest import assert_envelope
+from conftest import assert_envelope, sqlite_only, store_db
 from phone_helpers import TEST_NUMBERS
 from test_supervisor import responder_pid, wait_healthy
 
@@ -140,9 +139,7 @@ class Load:
 
 
 def db(gh, path=None):
-    conn = sqlite3.connect(str(path or gh.data / "gatehouse.db"), timeout=10)
-    conn.row_factory = sqlite3.Row
-    return conn
+    return store_db(gh, path)
 
 
 def wait_delivered(gh, timeout):
@@ -251,6 +248,7 @@ def fill(directory):
     return ballast
 
 
+@sqlite_only("the disk limit is on the database file")
 def test_a_full_disk_answers_503_and_recovers_without_corruption(small_disk, make_gatehouse):
     gh = make_gatehouse(config=load_config(database=str(small_disk / "gatehouse.db")))
     number, code = next(iter(TEST_NUMBERS.items()))

@@ -5,6 +5,7 @@ GATEHOUSE_TEST_POSTGRES_URL) or one this module starts; each test gets a databas
 import json
 import os
 import secrets
+import signal
 import subprocess
 import threading
 import time
@@ -13,8 +14,11 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import ROOT, Gatehouse, binary
+from conftest import ROOT, TEST_STORE, Gatehouse, binary
 from phone_helpers import FakeGateway, TEST_NUMBERS, code_in
+
+# These tests make their own databases; in the suite's PostgreSQL pass they would only repeat.
+pytestmark = pytest.mark.skipif(TEST_STORE != "sqlite", reason="runs in the suite's first pass")
 
 SECRET = "webhook-secret-0123456789abcdef"
 ITK = "/identitytoolkit.googleapis.com/v1/accounts:"
@@ -246,3 +250,61 @@ def test_store_copy_moves_a_deployment_to_postgresql_and_back(tmp_path_factory, 
     back = tmp_path_factory.mktemp("back") / "back.db"
     out = subprocess.run(tool + ["--from", database, "--to", f"sqlite://{back}"], capture_output=True, text=True)
     assert out.returncode == 0 and "accounts: 2 rows" in out.stdout, out.stdout + out.stderr
+
+
+def test_two_serve_processes_in_one_nginx_upstream(database, tmp_path_factory):
+    """Two responders on one database behind one nginx `upstream`: requests alternate between
+    them (nginx's log names the upstream), a sign-in started on one finishes on the other, and
+    SIGKILL of one under load loses nothing acknowledged (nginx moves on to the other)."""
+    gw = FakeGateway(statuses=(200,)).start()
+    a = Gatehouse(tmp_path_factory.mktemp("gh"), config=dev_config(gw.url), env={"GATEHOUSE_STORE_URL": database}).start()
+    b_dir = tmp_path_factory.mktemp("gh-b")
+    b_sock = str(a.data / "b.sock")
+    b = subprocess.Popen([str(binary()), "serve", "--config", str(a.config_path), "--data", str(b_dir), "--socket", b_sock],
+                         env=dict(os.environ, GATEHOUSE_STORE_URL=database), stdout=subprocess.DEVNULL,
+                         stderr=open(b_dir / "serve.log", "wb"))
+    try:
+        deadline = time.time() + 20
+        while not os.path.exists(b_sock) and time.time() < deadline:
+            time.sleep(0.05)
+        assert os.path.exists(b_sock), (b_dir / "serve.log").read_text()
+        conf = a.data / "nginx" / "nginx.conf"
+        text = conf.read_text()
+        a_line = next(l for l in text.splitlines() if l.strip().startswith("server unix:"))
+        text = text.replace(a_line, a_line + f"\n        server unix:{b_sock};", 1)
+        up_log = a.data / "nginx" / "upstream.log"
+        text = text.replace("http {", "http {\n    log_format upstreams '$upstream_addr $status';\n"
+                                      f"    access_log {up_log} upstreams;", 1)
+        conf.write_text(text)
+        os.kill(int((a.data / "nginx" / "nginx.pid").read_text().strip()), signal.SIGHUP)
+        time.sleep(1.0)
+        numbers = list(TEST_NUMBERS)
+        for i in range(12):
+            number = numbers[i % len(numbers)]
+            session = send(a, number)
+            r = a.api("signInWithPhoneNumber", {"sessionInfo": session, "code": TEST_NUMBERS[number]})
+            assert r.status_code == 200, r.text
+        used = up_log.read_text().split()
+        a_sock = a_line.strip().split("unix:")[1].rstrip(";")
+        assert any(a_sock in u for u in used) and any(b_sock in u for u in used), used[:20]
+        # SIGKILL the second responder under load.
+        stop = threading.Event()
+        results = []
+        t = threading.Thread(target=load, args=(a, stop, results, numbers))
+        t.start()
+        time.sleep(1.0)
+        b.kill()
+        time.sleep(1.5)
+        stop.set()
+        t.join()
+        acknowledged = {v for kind, v in results if kind == "ok"}
+        assert acknowledged <= set(psql(database, "SELECT local_id FROM accounts").split())
+        assert a.api("signUp", {}).status_code == 200
+        failures = [r for r in results if r[0] != "ok"]
+        assert len(failures) <= 2, failures  # at most the requests in flight on the killed responder
+    finally:
+        if b.poll() is None:
+            b.kill()
+        b.wait()
+        a.stop()
+        gw.stop()
