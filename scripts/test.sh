@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: engine unit tests (swift test), then HTTP, browser and compatibility
-# tests through real nginx and the real responder (pytest), the store contract and the
-# PostgreSQL deployment tests on a throw-away cluster, then every fuzz target for 30 s
+# The whole test suite: engine unit tests (swift test, the store contract suite on SQLite and on a
+# throw-away PostgreSQL cluster), then HTTP, browser and compatibility tests through real nginx
+# and the real responder (pytest), on SQLite and again on PostgreSQL, then every fuzz target for 30 s
 # (scripts/fuzz.sh). Prints one summary line at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +36,13 @@ echo "== HTTP, browser and compatibility tests (pytest, real nginx)"
 python3 -m pytest -q -p no:cacheprovider Tests/integration --junitxml="$out/pytest.xml" 2>&1 | tee "$out/pytest.log" | tail -n 25
 integ=${PIPESTATUS[0]}
 
+# The same suite with every Gatehouse on PostgreSQL (a fresh database each, on the run's cluster);
+# tests of the SQLite file itself are skipped there, the PostgreSQL deployment tests ran above.
+echo "== HTTP, browser and compatibility tests on PostgreSQL (pytest, real nginx)"
+GATEHOUSE_TEST_STORE=postgresql GATEHOUSE_TEST_OUTPUT="$out/postgresql" python3 -m pytest -q -p no:cacheprovider Tests/integration \
+    --junitxml="$out/pytest-postgresql.xml" 2>&1 | tee "$out/pytest-postgresql.log" | tail -n 25
+[ "${PIPESTATUS[0]}" -eq 0 ] || integ=1
+
 # Every fuzz target for FUZZ_SECONDS (30 by default here; 0 skips), after a build of its own
 # (libFuzzer + AddressSanitizer). A crash fails the run; its line comes before the summary.
 fuzz_seconds="${FUZZ_SECONDS:-30}"
@@ -57,13 +64,16 @@ for total, outcome, issues in m:
     failed_here = len(set(re.findall(r'✘ Test "([^"]+)"[^\n]* failed', text))) if outcome == "failed" else 0
     passed += int(total) - failed_here
     failed += failed_here
-try:
-    tail = open(f"{out}/pytest.log", errors="replace").read().strip().splitlines()[-1]
-except (OSError, IndexError):
-    tail = ""
-pp = re.search(r"(\d+) passed", tail)
-pf = re.search(r"(\d+) (failed|error)", tail)
-print(passed + (int(pp.group(1)) if pp else 0), failed + (int(pf.group(1)) if pf else 0))
+for log in ("pytest.log", "pytest-postgresql.log"):
+    try:
+        tail = open(f"{out}/{log}", errors="replace").read().strip().splitlines()[-1]
+    except (OSError, IndexError):
+        tail = ""
+    pp = re.search(r"(\d+) passed", tail)
+    pf = re.search(r"(\d+) (failed|error)", tail)
+    passed += int(pp.group(1)) if pp else 0
+    failed += int(pf.group(1)) if pf else 0
+print(passed, failed)
 PY
 )
 echo "swift test exit $unit, pytest exit $integ, fuzz exit $fuzz; logs and screenshots in $out"

@@ -47,18 +47,21 @@ def new_postgres_database() -> str:
     return admin.rsplit("/", 1)[0] + "/" + name
 
 
-class StoreRow(dict):
-    """A row by column name or position, as sqlite3.Row reads."""
+class StoreRow(tuple):
+    """A row as a tuple that also reads by column name (and `dict(row)`), on either store."""
 
-    def __init__(self, names, values):
-        super().__init__(zip(names, values))
-        self._values = list(values)
+    def __new__(cls, names, values):
+        row = super().__new__(cls, values)
+        row._names = list(names)
+        return row
 
     def __getitem__(self, key):
-        return self._values[key] if isinstance(key, int) else super().__getitem__(key)
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._names.index(key))
+        return tuple.__getitem__(self, key)
 
     def keys(self):
-        return list(super().keys())
+        return list(self._names)
 
 
 class PostgresStoreConnection:
@@ -109,6 +112,9 @@ class PostgresCursor:
         rows = self._rows()
         return rows[0] if rows else None
 
+    def __iter__(self):
+        return iter(self._rows())
+
 
 def store_db(gh, path=None):
     """A connection to `gh`'s store, as an operator or a second instance sees it: sqlite3 on the
@@ -117,7 +123,7 @@ def store_db(gh, path=None):
     if path is None and getattr(gh, "store_url", None):
         return PostgresStoreConnection(gh.store_url)
     conn = sqlite3.connect(str(path or gh.data / "gatehouse.db"), timeout=10)
-    conn.row_factory = sqlite3.Row
+    conn.row_factory = lambda cur, row: StoreRow([d[0] for d in cur.description], row)
     conn.execute("PRAGMA busy_timeout = 10000")
     return conn
 

