@@ -48,8 +48,10 @@ def parse_args(argv):
     ap.add_argument("--binary", default=str(BINARY), help="the gatehouse executable to measure (default: the release build)")
     ap.add_argument("--binary-note", default="", help="one sentence on what --binary is, for the report")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (logs, configs, databases)")
-    ap.add_argument("--store", choices=["sqlite", "postgresql"], default="sqlite",
-                    help="Gatehouse's store: the SQLite file (default) or PostgreSQL (a throw-away cluster this run starts)")
+    ap.add_argument("--store", choices=["sqlite", "postgresql", "compare"], default="sqlite",
+                    help="Gatehouse's store: the SQLite file (default) or PostgreSQL (a throw-away cluster this run starts); "
+                         "compare: the growth pair becomes SQLite against PostgreSQL, both with --accounts accounts (default 1,000), "
+                         "alternating round by round in this run")
     a = ap.parse_args(argv)
     a.rounds = max(1, min(a.rounds or (1 if a.quick else 5), 9))
     a.duration = int(max(1, min(a.duration or (2 if a.quick else 5), 60)))
@@ -175,7 +177,10 @@ def run_growth(args, small, big, ngx, env, state, results):
     """Verify and phone flow with a 1k store vs the large store, alternating round by round. Both
     instances are fresh (no earlier load), so they differ only in the number of accounts."""
     workers = args.plain_workers
-    log(f"growth: 1k accounts vs {args.accounts:,} accounts (plain FastCGI, {workers} workers)")
+    if args.store == "compare":
+        log(f"store: SQLite vs PostgreSQL, {args.accounts:,} accounts each (plain FastCGI, {workers} workers)")
+    else:
+        log(f"growth: 1k accounts vs {args.accounts:,} accounts (plain FastCGI, {workers} workers)")
     small.start(workers)
     big.start(workers)
     try:
@@ -276,11 +281,18 @@ def main(argv):
         if any(s.instance == "all_regions" for s in selected(args)):
             all_regions = stack.Gatehouse("gh-all-regions", binary, tmp, kind, token, all_regions=True)
         results["meta"]["store"] = args.store
-        if args.store == "postgresql":
+        if args.store == "compare":
+            # The growth pair, same accounts on both sides: "small" on SQLite, "big" on PostgreSQL.
+            args.no_growth = False
+            if args.accounts == 1_000_000:
+                args.accounts = 1000
+            results["meta"]["accounts_big"] = args.accounts
+        if args.store in ("postgresql", "compare"):
             pg_dir = Path("/tmp") / f"gatehouse-bench-pg-{os.getpid()}"
             url = procs.run([str(ROOT / "scripts" / "pg-cluster.sh"), "start", str(pg_dir)], timeout=120).stdout.strip()
             procs.at_exit(lambda: procs.run([str(ROOT / "scripts" / "pg-cluster.sh"), "stop", str(pg_dir)], timeout=120, check=False))
-            for inst in [small, growth1k, big] + ([all_regions] if all_regions else []):
+            on_postgres = [big] if args.store == "compare" else [small, growth1k, big] + ([all_regions] if all_regions else [])
+            for inst in on_postgres:
                 name = inst.name.replace("-", "_")
                 procs.run(["psql", url, "-qc", f"CREATE DATABASE {name}"], timeout=60)
                 inst.store_url = url.rsplit("/", 1)[0] + "/" + name
@@ -289,7 +301,7 @@ def main(argv):
         state = {}
         log("seeding 1,000 accounts" + ("" if args.no_growth else f" and {args.accounts:,} accounts"))
         results["seed"] = {"small": small.seed(1000)}
-        state["accounts_small"] = 1000
+        state["accounts_small"] = args.accounts if args.store == "compare" else 1000
         state["id_token"] = mint_id_token(small)
         if not args.no_growth:
             t0 = time.monotonic()
@@ -298,7 +310,7 @@ def main(argv):
             log("  " + results["seed"]["big"])
             state["accounts_big"] = args.accounts
             state["id_token_big"] = mint_id_token(big)
-            growth1k.seed(1000)
+            growth1k.seed(args.accounts if args.store == "compare" else 1000)
             state["id_token_growth1k"] = mint_id_token(growth1k)
         env = Env(bl_cookie=bl.make_cookie(), admin_token=token)
         # all_regions (above): a second instance for the rows of a project that allows every region (page_all, page_large).

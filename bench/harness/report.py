@@ -128,6 +128,15 @@ def target_rows(r):
 
     # Growth.
     gr = r.get("growth")
+    if gr and r["meta"].get("store") == "compare":
+        # Store A/B (bench/run --store compare): PostgreSQL against SQLite, same run, same accounts.
+        for key, res in gr["scenarios"].items():
+            metric = "flows_per_s" if key == "phone_flow" else "rps"
+            limit = 0.7 if key == "phone_flow" else 0.9
+            v = paired(res, metric, "big", "small")
+            add(f"{by_key[key].title} on PostgreSQL ≥ {limit} × SQLite", "—" if v is None else
+                f"{v:.2f} ({n(res.get('big', {}).get(metric))} vs {n(res.get('small', {}).get(metric))})", check(v, ">=", limit))
+        return rows
     if gr:
         big = gr["accounts"]["big"]
         for key, res in gr["scenarios"].items():
@@ -220,7 +229,9 @@ def render(r):
     gr = r.get("growth")
     if gr:
         big = gr["accounts"]["big"]
-        out += ["", f"#### Growth: {gr['accounts']['small']:,} vs {big:,} accounts (plain FastCGI)", "",
+        title = (f"#### Store: SQLite (left) vs PostgreSQL (right), {big:,} accounts each (plain FastCGI, alternating rounds)"
+                 if r["meta"].get("store") == "compare" else f"#### Growth: {gr['accounts']['small']:,} vs {big:,} accounts (plain FastCGI)")
+        out += ["", title, "",
                 f"| Scenario | 1k: req/s | p50 ms | p99 ms | {big:,}: req/s | p50 ms | p99 ms | throughput ratio | p99 ratio | peak RSS MiB (1k / {big:,}) |",
                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         by_key = {s.key: s for s in scenarios.ALL}
