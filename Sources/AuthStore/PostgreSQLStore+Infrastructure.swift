@@ -33,6 +33,13 @@ extension PostgreSQLStore: OutboxStore {
         } ?? 0
     }
 
+    public func outboxBacklog() throws -> [OutboxBacklog] {
+        try db.rows("""
+            SELECT channel, COUNT(*), MIN(created_at) FROM outbox WHERE status IN ('pending', 'sending') GROUP BY channel ORDER BY channel
+            """, []) { r in OutboxMessage.Channel(rawValue: r.text(0)).map { OutboxBacklog(channel: $0, count: Int(r.int(1)), oldestCreatedAt: r.int(2)) } }
+            .compactMap { $0 }
+    }
+
     public func dueMessageIDs(now: Millis, limit: Int, channels: [OutboxMessage.Channel]) throws -> [Int64] {
         guard !channels.isEmpty else { return [] }
         let placeholders = Array(repeating: "?", count: channels.count).joined(separator: ", ")

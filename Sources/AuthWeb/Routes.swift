@@ -2,12 +2,22 @@ import AuthEngine
 import HTTP
 import JSONValue
 
-/// One route: its guards, whether it renders pages or wire JSON, and its handler.
+/// One route: its guards, whether it renders pages or wire JSON, and its handler; its pattern
+/// names it in metrics, and a route that starts or completes a flow says which.
 struct Route {
     enum Kind { case api, page }
     let kind: Kind
     let guards: Guards
     let handler: (inout Context) throws -> Response
+    var name = ""
+    var flow: FlowStep?
+}
+
+/// The flow (`phone`, `email_link`, `mfa`, `app_verification`, `push`) and step a route is.
+struct FlowStep {
+    let flow: String
+    let step: String
+    init(_ flow: String, _ step: String) { self.flow = flow; self.step = step }
 }
 
 /// THE route table: every path Gatehouse answers, with its guards, on one screen.
@@ -21,11 +31,11 @@ enum RouteTable {
 
     static func build() -> Router<Route> {
         var r = Router<Route>()
-        func api(_ m: String, _ paths: [String], _ g: Guards, _ h: @escaping (inout Context) throws -> Response) {
-            for p in paths { r.add(m, p, Route(kind: .api, guards: g, handler: h)) }
+        func api(_ m: String, _ paths: [String], _ g: Guards, _ h: @escaping (inout Context) throws -> Response, flow: FlowStep? = nil) {
+            for p in paths { r.add(m, p, Route(kind: .api, guards: g, handler: h, name: p, flow: flow)) }
         }
-        func page(_ m: String, _ p: String, _ g: Guards, _ h: @escaping (inout Context) throws -> Response) {
-            r.add(m, p, Route(kind: .page, guards: g, handler: h))
+        func page(_ m: String, _ p: String, _ g: Guards, _ h: @escaping (inout Context) throws -> Response, flow: FlowStep? = nil) {
+            r.add(m, p, Route(kind: .page, guards: g, handler: h, name: p, flow: flow))
         }
 
         // Health and discovery
@@ -39,27 +49,27 @@ enum RouteTable {
         api("GET", ["/.well-known/openid-configuration"], [], KeysAPI.openIDConfiguration)
 
         // Phone sign-in (§2.1, §2.2)
-        api("POST", ["\(itk)/accounts:sendVerificationCode", "\(legacy)/sendVerificationCode"], [.apiKey, .json], PhoneAPI.sendVerificationCode)
-        api("POST", ["\(itk)/accounts:signInWithPhoneNumber", "\(legacy)/verifyPhoneNumber"], [.apiKey, .json], PhoneAPI.signInWithPhoneNumber)
+        api("POST", ["\(itk)/accounts:sendVerificationCode", "\(legacy)/sendVerificationCode"], [.apiKey, .json], PhoneAPI.sendVerificationCode, flow: .init("phone", "start"))
+        api("POST", ["\(itk)/accounts:signInWithPhoneNumber", "\(legacy)/verifyPhoneNumber"], [.apiKey, .json], PhoneAPI.signInWithPhoneNumber, flow: .init("phone", "complete"))
 
         // Phone second factor, v2 (§2.17)
-        api("POST", ["\(itk2)/accounts/mfaEnrollment:start"], [.apiKey, .json], MFAAPI.enrollmentStart)
-        api("POST", ["\(itk2)/accounts/mfaEnrollment:finalize"], [.apiKey, .json], MFAAPI.enrollmentFinalize)
-        api("POST", ["\(itk2)/accounts/mfaEnrollment:withdraw"], [.apiKey, .json], MFAAPI.enrollmentWithdraw)
-        api("POST", ["\(itk2)/accounts/mfaSignIn:start"], [.apiKey, .json], MFAAPI.signInStart)
-        api("POST", ["\(itk2)/accounts/mfaSignIn:finalize"], [.apiKey, .json], MFAAPI.signInFinalize)
+        api("POST", ["\(itk2)/accounts/mfaEnrollment:start"], [.apiKey, .json], MFAAPI.enrollmentStart, flow: .init("mfa", "enrol_start"))
+        api("POST", ["\(itk2)/accounts/mfaEnrollment:finalize"], [.apiKey, .json], MFAAPI.enrollmentFinalize, flow: .init("mfa", "enrol_complete"))
+        api("POST", ["\(itk2)/accounts/mfaEnrollment:withdraw"], [.apiKey, .json], MFAAPI.enrollmentWithdraw, flow: .init("mfa", "withdraw"))
+        api("POST", ["\(itk2)/accounts/mfaSignIn:start"], [.apiKey, .json], MFAAPI.signInStart, flow: .init("mfa", "start"))
+        api("POST", ["\(itk2)/accounts/mfaSignIn:finalize"], [.apiKey, .json], MFAAPI.signInFinalize, flow: .init("mfa", "complete"))
 
         // App verification (§2.14, §2.15, §4.4)
-        api("GET", ["/__/auth/challenge"], [], AppVerificationAPI.challenge)
-        api("POST", ["/__/auth/challenge"], [.json], AppVerificationAPI.solve)
+        api("GET", ["/__/auth/challenge"], [], AppVerificationAPI.challenge, flow: .init("app_verification", "start"))
+        api("POST", ["/__/auth/challenge"], [.json], AppVerificationAPI.solve, flow: .init("app_verification", "complete"))
         api("GET", ["\(itk)/recaptchaParams", "\(legacy)/getRecaptchaParam", "/v1/recaptchaParams"], [.apiKey], AppVerificationAPI.recaptchaParams)
         api("GET", ["\(itk2)/recaptchaConfig", "/v2/recaptchaConfig"], [.apiKey], AppVerificationAPI.recaptchaConfig)
-        api("POST", ["\(itk)/accounts:verifyIosClient", "\(legacy)/verifyClient"], [.apiKey, .json], PushAPI.verifyIosClient)
+        api("POST", ["\(itk)/accounts:verifyIosClient", "\(legacy)/verifyClient"], [.apiKey, .json], PushAPI.verifyIosClient, flow: .init("push", "start"))
 
         // Email link (§2.3–§2.5, §2.16)
-        api("POST", ["\(itk)/accounts:sendOobCode", "\(legacy)/getOobConfirmationCode"], [.apiKeyOrAdmin, .json], EmailLinkAPI.sendOobCode)
-        api("POST", ["\(admin)/accounts:sendOobCode"], [.admin, .pathProject, .json], EmailLinkAPI.sendOobCode)
-        api("POST", ["\(itk)/accounts:signInWithEmailLink", "\(legacy)/emailLinkSignin"], [.apiKey, .json], EmailLinkAPI.signInWithEmailLink)
+        api("POST", ["\(itk)/accounts:sendOobCode", "\(legacy)/getOobConfirmationCode"], [.apiKeyOrAdmin, .json], EmailLinkAPI.sendOobCode, flow: .init("email_link", "start"))
+        api("POST", ["\(admin)/accounts:sendOobCode"], [.admin, .pathProject, .json], EmailLinkAPI.sendOobCode, flow: .init("email_link", "start"))
+        api("POST", ["\(itk)/accounts:signInWithEmailLink", "\(legacy)/emailLinkSignin"], [.apiKey, .json], EmailLinkAPI.signInWithEmailLink, flow: .init("email_link", "complete"))
         api("POST", ["\(itk)/accounts:createAuthUri", "\(legacy)/createAuthUri"], [.apiKey, .json], EmailLinkAPI.createAuthUri)
         api("POST", ["\(itk)/accounts:resetPassword", "\(legacy)/resetPassword"], [.apiKey, .json], EmailLinkAPI.resetPassword)
         api("GET", ["/.well-known/apple-app-site-association", "/apple-app-site-association"], [], EmailLinkAPI.appleAppSiteAssociation)
@@ -69,6 +79,8 @@ enum RouteTable {
         api("POST", ["/securetoken.googleapis.com/v1/token"], [.apiKey, .json], TokenAPI.refresh)
         api("POST", ["\(admin):createSessionCookie"], [.admin, .pathProject, .json], TokenAPI.createSessionCookie)
         api("GET", ["/__/auth/verify"], [], VerifyAPI.verify)
+        // Prometheus exposition (docs/operations.md); nginx answers it only to internal addresses.
+        api("GET", ["/__/auth/metrics"], [], MetricsAPI.scrape)
 
         // Accounts: user-facing (API key + idToken) and admin (Bearer) (§2.6–§2.9, §2.12, §2.13)
         api("POST", ["\(itk)/accounts:lookup", "\(legacy)/getAccountInfo"], [.apiKeyOrAdmin, .json], LookupAPI.lookup)
@@ -92,23 +104,23 @@ enum RouteTable {
         // Hosted pages (§4): GET renders, POST acts (CSRF-checked in the handler)
         page("GET", "/__/auth/signin", [], PhonePage.chooser)
         page("GET", "/__/auth/phone", [], PhonePage.show)
-        page("POST", "/__/auth/phone", [], PhonePage.start)
-        page("POST", "/__/auth/phone/verify", [], PhonePage.verify)
+        page("POST", "/__/auth/phone", [], PhonePage.start, flow: .init("phone", "start"))
+        page("POST", "/__/auth/phone/verify", [], PhonePage.verify, flow: .init("phone", "complete"))
         page("GET", "/__/auth/handler", [], VerifyAppPage.handler)
         page("GET", "/__/auth/callback", [], VerifyAppPage.callback)
         page("GET", "/__/auth/email", [], EmailPages.show)
-        page("POST", "/__/auth/email", [], EmailPages.start)
+        page("POST", "/__/auth/email", [], EmailPages.start, flow: .init("email_link", "start"))
         page("GET", "/__/auth/action", [], EmailPages.action)
-        page("POST", "/__/auth/action", [], EmailPages.confirm)
+        page("POST", "/__/auth/action", [], EmailPages.confirm, flow: .init("email_link", "complete"))
         page("GET", "/__/auth/links", [], EmailPages.links)
         page("GET", "/__/auth/account", [], AccountPage.show)
         page("POST", "/__/auth/signout", [], AccountPage.signOut)
         page("GET", "/__/auth/mfa", [], MFAPage.show)
-        page("POST", "/__/auth/mfa", [], MFAPage.send)
-        page("POST", "/__/auth/mfa/verify", [], MFAPage.verify)
-        page("POST", "/__/auth/account/mfa", [], AccountPage.startEnrolment)
-        page("POST", "/__/auth/account/mfa/verify", [], AccountPage.finishEnrolment)
-        page("POST", "/__/auth/account/mfa/remove", [], AccountPage.removeFactor)
+        page("POST", "/__/auth/mfa", [], MFAPage.send, flow: .init("mfa", "start"))
+        page("POST", "/__/auth/mfa/verify", [], MFAPage.verify, flow: .init("mfa", "complete"))
+        page("POST", "/__/auth/account/mfa", [], AccountPage.startEnrolment, flow: .init("mfa", "enrol_start"))
+        page("POST", "/__/auth/account/mfa/verify", [], AccountPage.finishEnrolment, flow: .init("mfa", "enrol_complete"))
+        page("POST", "/__/auth/account/mfa/remove", [], AccountPage.removeFactor, flow: .init("mfa", "withdraw"))
 
         return r
     }

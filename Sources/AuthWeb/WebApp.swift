@@ -50,14 +50,18 @@ public final class WebApp: @unchecked Sendable {
     let outboxNotifier: @Sendable () -> Void
     /// Transport to external app verifiers' `siteverify` (fails closed when none is given).
     let externalVerifier: ExternalVerifying
+    /// The metrics backend's text exposition; nil where no backend runs (CGI mode): no endpoint.
+    let metricsExposition: (@Sendable () -> [UInt8])?
 
     public init(settings: WebSettings, services: AuthServices, templates: Templates, outboxNotifier: @escaping @Sendable () -> Void = {},
-                externalVerifier: ExternalVerifying = UnavailableExternalVerifier()) {
+                externalVerifier: ExternalVerifying = UnavailableExternalVerifier(),
+                metricsExposition: (@Sendable () -> [UInt8])? = nil) {
         self.settings = settings
         self.services = services
         self.templates = templates
         self.outboxNotifier = outboxNotifier
         self.externalVerifier = externalVerifier
+        self.metricsExposition = metricsExposition
         self.routes = RouteTable.build()
     }
 
@@ -67,7 +71,10 @@ public final class WebApp: @unchecked Sendable {
     }
 
     public func handle(_ request: Request, store: GatehouseStore) -> Response {
+        let started = Telemetry.monotonicNanoseconds()
         var response: Response
+        var matched: Route?
+        var failure: Error?
         switch routes.match(method: request.method, path: request.path) {
         case .notFound:
             response = WireFailure.notFound.response
@@ -76,15 +83,41 @@ public final class WebApp: @unchecked Sendable {
                                               reason: "methodNotAllowed", status: "INVALID_ARGUMENT",
                                               headers: [("Allow", Set(allowed).sorted().joined(separator: ", "))])
         case let .found(route, params):
+            matched = route
             var ctx = Context(app: self, request: request, store: store, params: params)
             do {
                 try route.guards.check(&ctx)
                 response = try route.handler(&ctx)
             } catch {
+                failure = error
                 response = route.kind == .page ? renderPageError(error, ctx: ctx) : renderAPIError(error, requestID: request.logID)
             }
             if route.kind == .page { applyPageHeaders(&response) }
         }
+        record(matched, status: response.status, failure: failure, nanoseconds: Telemetry.monotonicNanoseconds() - started)
         return response
+    }
+
+    /// A request's metrics: route and status, duration, the flow step it was and its outcome.
+    func record(_ route: Route?, status: Int, failure: Error?, nanoseconds: Int64) {
+        let name = route?.name ?? "unmatched"
+        Telemetry.request(route: name, status: status, nanoseconds: nanoseconds)
+        let reason = failure.map(WebApp.metricReason)
+        if reason == AuthError.Code.tooManyAttempts.rawValue || reason == AuthError.Code.quotaExceeded.rawValue {
+            Telemetry.rateLimited(route: name)
+        }
+        if let flow = route?.flow {
+            Telemetry.flow(flow.flow, step: flow.step, outcome: reason ?? (status < 400 ? "ok" : "HTTP_\(status)"))
+        }
+    }
+
+    /// A failure as a metric label: its error code, from a closed set.
+    static func metricReason(_ error: Error) -> String {
+        switch error {
+        case let e as AuthError: return e.code.rawValue
+        case is WireFailure: return "INVALID_REQUEST"
+        case let e as StoreFailure where e.isTemporary: return "STORE_UNAVAILABLE"
+        default: return "INTERNAL"
+        }
     }
 }

@@ -13,6 +13,15 @@ public protocol MessageSender: Sendable {
     func send(_ message: OutboxMessage) throws
 }
 
+extension MessageSender {
+    /// The provider's name in metrics: the type's, without `Sender`/`Transport` (`twilio`, `smtp`, `apns`).
+    public var provider: String {
+        var name = String(describing: type(of: self))
+        for suffix in ["Sender", "Transport"] where name.hasSuffix(suffix) && name.count > suffix.count { name.removeLast(suffix.count) }
+        return name.lowercased()
+    }
+}
+
 /// A failure the sender knows is permanent (bad number, rejected address): no retry.
 public struct PermanentDeliveryError: Error, CustomStringConvertible {
     public let description: String
@@ -187,6 +196,7 @@ public final class OutboxWorker: @unchecked Sendable {
         let recorded: Bool
         guard let sender = senders[m.channel] else {
             recorded = try store.markFailed(lease, error: "no sender for \(m.channel.rawValue)", nextAttemptAt: nil, at: clock.now())
+            Telemetry.delivery(channel: m.channel.rawValue, provider: "none", result: "dead")
             Log.warning("\(line) has no sender (dead)" + OutboxWorker.notRecorded(recorded))
             return
         }
@@ -203,9 +213,11 @@ public final class OutboxWorker: @unchecked Sendable {
             let permanent = error is PermanentDeliveryError
             let next: Millis? = (permanent || attempts >= maxAttempts) ? nil : clock.now() + OutboxWorker.backoff(attempts: attempts)
             recorded = try store.markFailed(lease, error: "\(error)", nextAttemptAt: next, at: clock.now())
+            Telemetry.delivery(channel: m.channel.rawValue, provider: sender.provider, result: next == nil ? "dead" : "failed")
             Log.warning("\(line) attempt \(attempts) failed: \(error)" + (next == nil ? " (dead)" : "") + OutboxWorker.notRecorded(recorded))
         } else {
             recorded = try store.markSent(lease, at: clock.now(), keepBody: sender.keepsBody)
+            Telemetry.delivery(channel: m.channel.rawValue, provider: sender.provider, result: "sent")
             Log.info("\(line) sent after \(attempts) attempt(s)" + OutboxWorker.notRecorded(recorded))
         }
     }

@@ -33,6 +33,9 @@ struct Config {
     var adminToken: String? = nil
     var templatesDir: String? = nil
     var logLevel: Log.Level = .info
+    var logFormat: Log.Format = .text
+    /// `/__/auth/metrics` and the metrics backend of a long-running responder (`metrics.enabled`).
+    var metricsEnabled = true
     var projects: [ProjectSettings] = [ProjectSettings.devDefault()]
     var sms: JSON = .object([("provider", .string("dev"))])
     var email: JSON = .object([("transport", .string("dev"))])
@@ -84,7 +87,8 @@ struct Config {
     }
 
     static let knownTopKeys: Set<String> = ["mode", "data_dir", "database", "listen", "public_origin", "admin_token", "templates_dir",
-                                            "log_level", "projects", "sms", "email", "limits", "retention", "store", "$comment"]
+                                            "log_level", "log", "metrics", "projects", "sms", "email", "limits", "retention", "store",
+                                            "$comment"]
 
     mutating func apply(_ json: JSON, problems: inout [String]) {
         guard case let .object(pairs) = json else { problems.append("top level must be a JSON object"); return }
@@ -103,15 +107,8 @@ struct Config {
         str(json, "public_origin", &problems).map { publicOrigin = $0 }
         str(json, "admin_token", &problems).map { adminToken = $0 }
         str(json, "templates_dir", &problems).map { templatesDir = $0 }
-        if let l = str(json, "log_level", &problems) {
-            switch l {
-            case "debug": logLevel = .debug
-            case "info": logLevel = .info
-            case "warning": logLevel = .warning
-            case "error": logLevel = .error
-            default: problems.append("log_level: expected debug, info, warning or error")
-            }
-        }
+        if let l = str(json, "log_level", &problems) { setLogLevel(l, key: "log_level", &problems) }
+        applyOperations(json, problems: &problems)
         if let listen = json["listen"] {
             if case .object = listen {
                 str(listen, "socket", &problems, prefix: "listen.").map { socket = $0 }

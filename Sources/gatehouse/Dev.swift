@@ -297,7 +297,7 @@ struct ResponderSupervisor {
         do {
             let runtime = try Runtime(config: config)
             let outbox = try runtime.makeOutbox()
-            let app = try runtime.webApp(outbox: outbox)
+            let app = try runtime.webApp(outbox: outbox, metrics: true)
             outbox.start()
             // nginx's workers must reach the socket; it is bound to this data folder on loopback only.
             let server = try startServer(runtime, app: app, socketOverride: socket, socketMode: 0o666)

@@ -21,6 +21,7 @@ struct Runtime {
     init(config: Config, store: AppStore? = nil, deleteExpiredKeys: Bool = true) throws {
         self.config = config
         Log.level = config.logLevel
+        Log.format = config.logFormat
         try Runtime.makeDirectories(config.dataDir)
         services = AuthServices()
         let keyStore = try store ?? Runtime.open(config.store, migrate: true)
@@ -30,7 +31,8 @@ struct Runtime {
     /// The web app over these services. `validateTemplates`: parse every template now so a broken
     /// one fails at start (all but CGI mode, where each request is a new process and parses only
     /// what it renders). `outbox`: the worker a committed message wakes (none in CGI mode).
-    func webApp(validateTemplates: Bool = true, outbox: OutboxWorkers? = nil) throws -> WebApp {
+    /// `metrics`: bootstrap the metrics backend and answer `/__/auth/metrics` (not in CGI mode).
+    func webApp(validateTemplates: Bool = true, outbox: OutboxWorkers? = nil, metrics: Bool = false) throws -> WebApp {
         let templates = try Templates(directory: try Runtime.resourcesDirectory(config))
         if validateTemplates { try templates.validateAll() }
         var settings = WebSettings(projects: config.projects, devMode: config.mode == .dev, publicOrigin: config.publicOrigin,
@@ -39,7 +41,7 @@ struct Runtime {
         var notify: @Sendable () -> Void = {}
         if let outbox { notify = { outbox.wake() } }
         return WebApp(settings: settings, services: services, templates: templates, outboxNotifier: notify,
-                      externalVerifier: SiteVerifier())
+                      externalVerifier: SiteVerifier(), metricsExposition: metrics && config.metricsEnabled ? MetricsBackend.exposition() : nil)
     }
 
     /// Opens the database and applies the migrations it lacks. A current schema is recognised

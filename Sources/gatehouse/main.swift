@@ -102,7 +102,7 @@ struct Serve: Command {
         Signals.blockTermination()
         let runtime = try Runtime(config: config)
         let outbox = try runtime.makeOutbox()
-        let app = try runtime.webApp(outbox: outbox)
+        let app = try runtime.webApp(outbox: outbox, metrics: true)
         outbox.start()
         let server = try startServer(runtime, app: app)
         let sig = Signals.wait()

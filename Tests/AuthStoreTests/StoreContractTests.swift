@@ -217,6 +217,9 @@ struct StoreContractTests {
             let push = try #require(try s.lease(id: second, now: 0, until: 100))
             #expect(try s.markFailed(push, error: "down", nextAttemptAt: 5, at: 1))
             #expect(try s.messages(project: "p", channel: .push, limit: 5).first?.attempts == 1)
+            // The backlog: the sent SMS is gone from it, the push awaiting its retry is in it.
+            _ = try s.enqueue(OutboxMessage(projectID: "p", channel: .push, recipient: "CD", body: "{}", nextAttemptAt: 9, createdAt: 7))
+            #expect(try s.outboxBacklog() == [OutboxBacklog(channel: .push, count: 2, oldestCreatedAt: 0)])
             try s.audit(AuditEvent(projectID: "p", event: "signIn", localID: "u"), at: 1)
         }
     }

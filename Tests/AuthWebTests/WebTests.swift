@@ -89,6 +89,7 @@ struct WebTests {
         ("POST", "/securetoken.googleapis.com/v1/token", [.apiKey, .json], .api),
         ("POST", "/identitytoolkit.googleapis.com/v1/projects/{project}:createSessionCookie", [.admin, .json, .pathProject], .api),
         ("GET", "/__/auth/verify", [], .api),
+        ("GET", "/__/auth/metrics", [], .api),
         ("POST", "/identitytoolkit.googleapis.com/v1/accounts:lookup", [.apiKeyOrAdmin, .json], .api),
         ("POST", "/www.googleapis.com/identitytoolkit/v3/relyingparty/getAccountInfo", [.apiKeyOrAdmin, .json], .api),
         ("POST", "/identitytoolkit.googleapis.com/v1/projects/{project}/accounts:lookup", [.admin, .json, .pathProject], .api),

@@ -39,6 +39,18 @@ struct ConfigTests {
         }
     }
 
+    @Test("log.format and log.level, metrics.enabled; bad values and unknown keys are problems")
+    func operations() throws {
+        let (c, problems) = Config.load(path: try write(#"{"log": {"format": "json", "level": "warning"}, "metrics": {"enabled": false}}"#),
+                                        environment: [:])
+        #expect(problems.isEmpty)
+        #expect(c.logFormat == .json && c.logLevel == .warning && !c.metricsEnabled)
+        #expect(Config().logFormat == .text && Config().metricsEnabled)
+        let (_, bad) = Config.load(path: try write(#"{"log": {"format": "xml", "colour": 1}, "metrics": {"enabled": "yes"}}"#), environment: [:])
+        let text = bad.joined(separator: "\n")
+        for needle in ["log.format", "log.colour: unknown key", "metrics.enabled"] { #expect(text.contains(needle), "\(needle): \(text)") }
+    }
+
     @Test("a valid production file passes and environment variables override it")
     func production() throws {
         let path = try write("""

@@ -49,13 +49,13 @@ public struct SMSPumpingGuard {
             Target(kind: .region, key: number.region.uppercased(), limit: policy.smsPerRegionPerHour, holdMinimum: policy.holdMinRegionPerHour),
         ]
         for t in targets {
-            if let hold = try store.smsHold(project: project.id, kind: t.kind, key: t.key), hold.isActive(at: now) { throw refused }
+            if let hold = try store.smsHold(project: project.id, kind: t.kind, key: t.key), hold.isActive(at: now) { throw refused("hold_" + t.kind.rawValue) }
         }
         // Every budget is checked before any is counted, so a refused send eats none.
         let projectSeries = "sms-project:" + project.id
         if try store.counterSum(bucket: projectSeries, from: start + SMSPumpingGuard.bucket - SMSPumpingGuard.day,
-                                to: start + SMSPumpingGuard.bucket) >= policy.smsPerProjectPerDay { throw refused }
-        for t in targets where try lastHour(series(t), start) >= t.limit { throw refused }
+                                to: start + SMSPumpingGuard.bucket) >= policy.smsPerProjectPerDay { throw refused("project") }
+        for t in targets where try lastHour(series(t), start) >= t.limit { throw refused(t.kind.rawValue) }
         for s in [projectSeries] + targets.map(series) {
             _ = try store.incrementCounter(bucket: s, windowStart: start, amount: 1, expiresAt: start + SMSPumpingGuard.kept)
         }
@@ -63,7 +63,11 @@ public struct SMSPumpingGuard {
         for t in targets { try holdIfJumped(t, start: start, now: now) }
     }
 
-    var refused: AuthError { AuthError(.tooManyAttempts) }
+    /// A refusal, counted by what refused it (`project`, `prefix`, `region`, or a hold of one).
+    func refused(_ by: String) -> AuthError {
+        Telemetry.pumpingRefused(kind: by)
+        return AuthError(.tooManyAttempts)
+    }
 
     func series(_ t: Target) -> String { "sms-\(t.kind.rawValue):\(project.id)|\(t.key)" }
 
@@ -85,6 +89,7 @@ public struct SMSPumpingGuard {
         try store.putSMSHold(SMSHold(projectID: project.id, kind: t.kind, key: t.key, heldAt: now,
                                      expiresAt: hours > 0 ? now + hours * SMSPumpingGuard.hour : nil,
                                      recentCount: recent, baselineCount: baseline))
+        Telemetry.pumpingHold(kind: t.kind.rawValue)
         Log.warning("SMS pumping: \(t.kind.rawValue) \(t.key) of project \(project.id) held (\(recent) SMS in the last hour, "
                     + "\(baseline) in the 24 hours before); release with: gatehouse sms holds release \(t.key) --project \(project.id)")
     }

@@ -74,6 +74,18 @@ public protocol OutboxStore: Transactional {
     func markFailed(_ lease: OutboxLease, error: String, nextAttemptAt: Millis?, at: Millis) throws -> Bool
     /// Messages of a project and channel, newest last (dev listings, tests).
     func messages(project: String, channel: OutboxMessage.Channel, limit: Int) throws -> [OutboxMessage]
+    /// Per channel with any: messages not yet sent nor dead, and when the oldest was enqueued (metrics).
+    func outboxBacklog() throws -> [OutboxBacklog]
+}
+
+/// The undelivered messages of one channel (pending or being sent).
+public struct OutboxBacklog: Sendable, Equatable {
+    public var channel: OutboxMessage.Channel
+    public var count: Int
+    public var oldestCreatedAt: Millis
+    public init(channel: OutboxMessage.Channel, count: Int, oldestCreatedAt: Millis) {
+        self.channel = channel; self.count = count; self.oldestCreatedAt = oldestCreatedAt
+    }
 }
 
 /// An audit event (sign-in, revocation, admin change).

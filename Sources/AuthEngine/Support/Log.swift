@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import JSONValue
 
 /// Minimal structured logging to stderr (journald/nginx-friendly). Never pass secrets.
 public enum Log {
@@ -10,13 +11,32 @@ public enum Log {
         var label: String { ["debug", "info", "warning", "error"][rawValue] }
     }
 
+    /// `text` (the default; journald and a terminal add the time) or `json`: one object per
+    /// line, `{"time", "level", "pid", "request_id", "message"}`, for a log pipeline.
+    public enum Format: String, Sendable { case text, json }
+
     nonisolated(unsafe) public static var level: Level = .info
+    nonisolated(unsafe) public static var format: Format = .text
     private static let lock = Lock()
 
     public static func write(_ level: Level, _ message: @autoclosure () -> String, requestID: String? = nil) {
         guard level >= Log.level else { return }
-        let line = "gatehouse[\(getpid())] \(level.label)" + (requestID.map { " [\($0)]" } ?? "") + ": " + message() + "\n"
+        let line = format == .json ? jsonLine(level, message(), requestID: requestID)
+            : "gatehouse[\(getpid())] \(level.label)" + (requestID.map { " [\($0)]" } ?? "") + ": " + message() + "\n"
         lock.withLock { _ = line.withCString { fputs($0, stderr) } }
+    }
+
+    static func jsonLine(_ level: Level, _ message: String, requestID: String?) -> String {
+        var tv = timeval()
+        gettimeofday(&tv, nil)
+        var seconds = tv.tv_sec
+        var t = tm()
+        gmtime_r(&seconds, &t)
+        func pad(_ v: Int32, _ width: Int) -> String { let s = String(v); return String(repeating: "0", count: max(width - s.count, 0)) + s }
+        let time = "\(pad(t.tm_year + 1900, 4))-\(pad(t.tm_mon + 1, 2))-\(pad(t.tm_mday, 2))T\(pad(t.tm_hour, 2)):\(pad(t.tm_min, 2)):"
+            + "\(pad(t.tm_sec, 2)).\(pad(Int32(tv.tv_usec / 1000), 3))Z"
+        return JSON.obj(("time", time), ("level", level.label), ("pid", Int(getpid())), ("request_id", requestID), ("message", message))
+            .serialized() + "\n"
     }
 
     public static func debug(_ m: @autoclosure () -> String, requestID: String? = nil) { write(.debug, m(), requestID: requestID) }
