@@ -8,9 +8,11 @@ cd "$(dirname "$0")/.."
 
 # libphonenumber (libphonenumber8), libcurl (libcurl4) and libpq (libpq5) are opened with dlopen on
 # first use, by their sonames libphonenumber.so.8, libcurl.so.4 and libpq.so.5; the -dev packages
-# bring them and the headers. The tests start throw-away PostgreSQL clusters (package postgresql).
+# bring them and the headers. The tests start throw-away PostgreSQL clusters (package postgresql),
+# and run CGI mode behind fcgiwrap and lighttpd (started by the tests themselves: Debian's packages
+# enable services that the tests never use).
 run_pkgs=(libfcgi-dev libsqlite3-dev libssl-dev libphonenumber-dev libcurl4-openssl-dev libpq-dev nginx-light)
-test_pkgs=(chromium chromium-driver wrk hyperfine spawn-fcgi sqlite3 python3-pip postgresql)
+test_pkgs=(chromium chromium-driver wrk hyperfine spawn-fcgi sqlite3 python3-pip postgresql fcgiwrap lighttpd)
 pkgs=("${run_pkgs[@]}")
 [ "$what" = test ] && pkgs+=("${test_pkgs[@]}")
 
