@@ -202,6 +202,20 @@ public final class RSAPublicKey: @unchecked Sendable {
         self.init(handle: PKeyHandle(key))
     }
 
+    /// The RSA key of an X.509 certificate PEM (as Google publishes service accounts' keys).
+    public convenience init(certificatePEM pem: String) throws(CryptoError) {
+        guard let cert = try withPEM(pem, { PEM_read_bio_X509($0, nil, nil, nil) }) else {
+            throw CryptoError.fromOpenSSL("PEM_read_bio_X509")
+        }
+        defer { X509_free(cert) }
+        guard let key = X509_get_pubkey(cert) else { throw CryptoError.fromOpenSSL("X509_get_pubkey") }
+        guard EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA else {
+            EVP_PKEY_free(key)
+            throw CryptoError(operation: "X509_get_pubkey", detail: "not an RSA key")
+        }
+        self.init(handle: PKeyHandle(key))
+    }
+
     public func pem() throws(CryptoError) -> String { try evpKey().publicPEM() }
 
     public func modulus() throws(CryptoError) -> [UInt8] { n }

@@ -204,6 +204,8 @@ public enum PostgreSQLMigrations {
         );
         CREATE INDEX ios_receipts_expiry ON ios_receipts(expires_at);
         """),
+        // The developer claims of a custom-token sign-in (SQLite's migration 13).
+        (13, "ALTER TABLE refresh_tokens ADD COLUMN developer_claims TEXT;"),
     ]
 
     /// The advisory lock every migrating instance takes (an arbitrary constant: "gatehous" in ASCII).

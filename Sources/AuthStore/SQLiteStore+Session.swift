@@ -4,9 +4,9 @@ import AuthEngine
 
 extension SQLiteStore: SessionStore {
     public func insertRefreshToken(_ t: RefreshTokenRecord) throws {
-        try db.run("INSERT INTO refresh_tokens (\(StoreRecords.refreshColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        try db.run("INSERT INTO refresh_tokens (\(StoreRecords.refreshColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    [t.tokenHash, t.familyID, t.projectID, t.localID, t.provider, t.authTime, t.createdAt, t.rotatedAt, t.revokedAt,
-                    t.secondFactor])
+                    t.secondFactor, t.developerClaims])
     }
 
     public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? {

@@ -64,12 +64,12 @@ enum StoreRecords {
     static let iosReceiptColumns = "receipt_hash, project_id, bundle_id, device_token_hash, sandbox, secret_hash, created_at, expires_at, uses"
 
     static let refreshColumns =
-        "token_hash, family_id, project_id, local_id, provider, auth_time, created_at, rotated_at, revoked_at, second_factor"
+        "token_hash, family_id, project_id, local_id, provider, auth_time, created_at, rotated_at, revoked_at, second_factor, developer_claims"
 
     static func refresh<R: StoreRow>(_ r: R) -> RefreshTokenRecord {
         RefreshTokenRecord(tokenHash: r.blob(0), familyID: r.text(1), projectID: r.text(2), localID: r.text(3), provider: r.text(4),
                            authTime: r.int(5), createdAt: r.int(6), rotatedAt: r.intOrNil(7), revokedAt: r.intOrNil(8),
-                           secondFactor: r.textOrNil(9))
+                           secondFactor: r.textOrNil(9), developerClaims: r.textOrNil(10))
     }
 
     static let sessionColumns = "sid_hash, project_id, local_id, provider, created_at, last_seen_at, expires_at, idle_timeout_seconds, revoked_at"

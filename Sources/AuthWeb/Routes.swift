@@ -52,6 +52,10 @@ enum RouteTable {
         api("POST", ["\(itk)/accounts:sendVerificationCode", "\(legacy)/sendVerificationCode"], [.apiKey, .json], PhoneAPI.sendVerificationCode, flow: .init("phone", "start"))
         api("POST", ["\(itk)/accounts:signInWithPhoneNumber", "\(legacy)/verifyPhoneNumber"], [.apiKey, .json], PhoneAPI.signInWithPhoneNumber, flow: .init("phone", "complete"))
 
+        // Custom tokens from the Admin SDKs (a service account's RS256 JWT; unsigned in dev mode)
+        api("POST", ["\(itk)/accounts:signInWithCustomToken", "\(legacy)/verifyCustomToken"], [.apiKey, .json], CustomTokenAPI.signIn,
+            flow: .init("custom_token", "complete"))
+
         // Phone second factor, v2 (§2.17)
         api("POST", ["\(itk2)/accounts/mfaEnrollment:start"], [.apiKey, .json], MFAAPI.enrollmentStart, flow: .init("mfa", "enrol_start"))
         api("POST", ["\(itk2)/accounts/mfaEnrollment:finalize"], [.apiKey, .json], MFAAPI.enrollmentFinalize, flow: .init("mfa", "enrol_complete"))

@@ -212,7 +212,7 @@ struct Config {
 
     static let knownProjectKeys: Set<String> = ["id", "api_keys", "authorized_domains", "ios_apps", "android_apps", "test_phone_numbers",
                                                 "sms_regions", "default_locale", "sms_origin_domain", "phone", "email_link", "session", "push", "$comment",
-                                                "app_verification", "mfa"]
+                                                "app_verification", "mfa", "custom_token_signers"]
 
     static func project(_ j: JSON, index: Int, dev: Bool, problems: inout [String]) -> ProjectSettings {
         let pfx = "projects[\(index)]."
@@ -321,6 +321,9 @@ struct Config {
             if p.session.cookieDomain != nil, p.session.cookieName.hasPrefix("__Host-") {
                 problems.append("\(q)cookie_name: a __Host- cookie cannot have a Domain; rename it or drop cookie_domain")
             }
+        }
+        if let signers = j["custom_token_signers"] {
+            p.customTokenSigners = customTokenSigners(signers, prefix: pfx + "custom_token_signers", problems: &problems)
         }
         return p
     }

@@ -22,7 +22,9 @@ struct Runtime {
         self.config = config
         Log.level = config.logLevel
         Log.format = config.logFormat
-        try Runtime.makeDirectories(config.dataDir)
+        // The data folder holds the SQLite file; a PostgreSQL deployment (a CGI program among
+        // them, whose working folder may not be writable) needs none.
+        if case .sqlite = config.store { try Runtime.makeDirectories(config.dataDir) }
         services = AuthServices()
         let keyStore = try store ?? Runtime.open(config.store, migrate: true)
         try services.keyRing.ensureKey(store: deleteExpiredKeys ? keyStore : SigningKeysOnly(store: keyStore), random: services.random)

@@ -60,6 +60,8 @@ struct WebTests {
         ("POST", "/www.googleapis.com/identitytoolkit/v3/relyingparty/sendVerificationCode", [.apiKey, .json], .api),
         ("POST", "/identitytoolkit.googleapis.com/v1/accounts:signInWithPhoneNumber", [.apiKey, .json], .api),
         ("POST", "/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyPhoneNumber", [.apiKey, .json], .api),
+        ("POST", "/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken", [.apiKey, .json], .api),
+        ("POST", "/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyCustomToken", [.apiKey, .json], .api),
         ("POST", "/identitytoolkit.googleapis.com/v2/accounts/mfaEnrollment:start", [.apiKey, .json], .api),
         ("POST", "/identitytoolkit.googleapis.com/v2/accounts/mfaEnrollment:finalize", [.apiKey, .json], .api),
         ("POST", "/identitytoolkit.googleapis.com/v2/accounts/mfaEnrollment:withdraw", [.apiKey, .json], .api),

@@ -242,7 +242,7 @@ def test_health_keys_pages_and_static_files(site):
     assert page.status_code == 200 and page.text.rstrip().endswith("</html>")
     static = site.get("/__/auth/static/gatehouse.css")
     assert static.status_code == 200 and static.content == (ROOT / "public" / "gatehouse.css").read_bytes()
-    # No metrics endpoint in Gatehouse, CGI or not.
+    # No metrics endpoint in CGI mode (one request per process: nothing to scrape).
     assert site.get("/__/auth/metrics").status_code == 404
 
 

@@ -98,6 +98,8 @@ public struct ProjectSettings: Sendable, Equatable {
     /// The domain used in the SMS origin-bound line (`@domain #code`).
     public var smsOriginDomain: String
     public var phone = PhonePolicy()
+    /// The service accounts whose custom tokens sign users in (`custom_token_signers`).
+    public var customTokenSigners: [CustomTokenSigner] = []
     public var emailLink = EmailLinkPolicy()
     public var session = SessionPolicy()
     public var appVerification = AppVerificationPolicy()

@@ -14,12 +14,15 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     public var revokedAt: Millis?
     /// The second factor the sign-in passed (its enrollment id), kept by every refresh.
     public var secondFactor: String?
+    /// A custom-token sign-in's developer claims (a JSON object), kept by every refresh.
+    public var developerClaims: String?
 
     public init(tokenHash: [UInt8], familyID: String, projectID: String, localID: String, provider: String, authTime: Int64,
-                createdAt: Millis, rotatedAt: Millis? = nil, revokedAt: Millis? = nil, secondFactor: String? = nil) {
+                createdAt: Millis, rotatedAt: Millis? = nil, revokedAt: Millis? = nil, secondFactor: String? = nil,
+                developerClaims: String? = nil) {
         self.tokenHash = tokenHash; self.familyID = familyID; self.projectID = projectID; self.localID = localID
         self.provider = provider; self.authTime = authTime; self.createdAt = createdAt; self.rotatedAt = rotatedAt; self.revokedAt = revokedAt
-        self.secondFactor = secondFactor
+        self.secondFactor = secondFactor; self.developerClaims = developerClaims
     }
 }
 

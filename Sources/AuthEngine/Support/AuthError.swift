@@ -45,6 +45,10 @@ public struct AuthError: Error, Equatable, CustomStringConvertible {
         case invalidHostingLinkDomain = "INVALID_HOSTING_LINK_DOMAIN"
         case invalidDynamicLinkDomain = "INVALID_DYNAMIC_LINK_DOMAIN"
         case passwordLoginDisabled = "PASSWORD_LOGIN_DISABLED"
+        // Custom tokens (accounts:signInWithCustomToken)
+        case missingCustomToken = "MISSING_CUSTOM_TOKEN"
+        case invalidCustomToken = "INVALID_CUSTOM_TOKEN"
+        case credentialMismatch = "CREDENTIAL_MISMATCH"
         // Second factor (firebase-wire.md §2.17)
         case missingMFAPendingCredential = "MISSING_MFA_PENDING_CREDENTIAL"
         case invalidMFAPendingCredential = "INVALID_MFA_PENDING_CREDENTIAL"

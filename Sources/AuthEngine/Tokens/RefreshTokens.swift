@@ -63,7 +63,7 @@ public struct RefreshTokens {
                 try store.insertRefreshToken(RefreshTokenRecord(
                     tokenHash: nextHash, familyID: record.familyID, projectID: project,
                     localID: record.localID, provider: record.provider, authTime: record.authTime, createdAt: now,
-                    secondFactor: record.secondFactor))
+                    secondFactor: record.secondFactor, developerClaims: record.developerClaims))
             } else {
                 guard let successor = try store.refreshToken(hash: nextHash), successor.familyID == record.familyID,
                       successor.rotatedAt == nil, successor.revokedAt == nil else {
@@ -74,7 +74,8 @@ public struct RefreshTokens {
             account.lastRefreshAt = now
             try store.updateAccount(account)
             let idToken = try tokens.mintIDToken(for: account, provider: record.provider, store: store, authTime: record.authTime,
-                                                 secondFactor: record.secondFactor.map { SecondFactor(identifier: $0) })
+                                                 secondFactor: record.secondFactor.map { SecondFactor(identifier: $0) },
+                                                 developerClaims: record.developerClaims)
             return .issued(Result(idToken: idToken, refreshToken: next, expiresIn: TokenService.idTokenLifetime, localID: account.localID))
         }
 

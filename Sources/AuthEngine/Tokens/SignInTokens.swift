@@ -30,6 +30,7 @@ public struct SignInTokens {
         let provider: String
         let authTime: Int64
         let secondFactor: SecondFactor?
+        let developerClaims: String?
         let refreshToken: String
         let key: KeyRing.Key
     }
@@ -37,7 +38,8 @@ public struct SignInTokens {
     /// The store half of `issue`, for the caller's write transaction: picks the signer (parsing
     /// its private key on first use) and stores the new refresh token. `finish` signs the ID token
     /// after the commit, so the RSA signature does not hold the store's write lock.
-    public func record(for account: Account, provider: String, authTime: Int64? = nil, secondFactor: SecondFactor? = nil) throws -> Pending {
+    public func record(for account: Account, provider: String, authTime: Int64? = nil, secondFactor: SecondFactor? = nil,
+                       developerClaims: String? = nil) throws -> Pending {
         let auth = authTime ?? tokens.clock.nowSeconds
         let key = try tokens.keyRing.signer(store: store)
         _ = try key.privateKey
@@ -45,13 +47,15 @@ public struct SignInTokens {
         try store.insertRefreshToken(RefreshTokenRecord(
             tokenHash: SignInTokens.hash(refreshToken: refresh), familyID: random.token(bytes: 12), projectID: account.projectID,
             localID: account.localID, provider: provider, authTime: auth, createdAt: tokens.clock.now(),
-            secondFactor: secondFactor?.identifier))
-        return Pending(account: account, provider: provider, authTime: auth, secondFactor: secondFactor, refreshToken: refresh, key: key)
+            secondFactor: secondFactor?.identifier, developerClaims: developerClaims))
+        return Pending(account: account, provider: provider, authTime: auth, secondFactor: secondFactor, developerClaims: developerClaims,
+                       refreshToken: refresh, key: key)
     }
 
     /// Signs the ID token of a recorded sign-in (no store access).
     public func finish(_ p: Pending) throws -> IssuedTokens {
-        let idToken = try tokens.mintIDToken(for: p.account, provider: p.provider, key: p.key, authTime: p.authTime, secondFactor: p.secondFactor)
+        let idToken = try tokens.mintIDToken(for: p.account, provider: p.provider, key: p.key, authTime: p.authTime, secondFactor: p.secondFactor,
+                                             developerClaims: p.developerClaims)
         return IssuedTokens(idToken: idToken, refreshToken: p.refreshToken, expiresIn: TokenService.idTokenLifetime)
     }
 }

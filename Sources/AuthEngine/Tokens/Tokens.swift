@@ -48,7 +48,7 @@ public struct TokenService: Sendable {
 
     /// The claim set of a token for `account` signed in with `provider`.
     public func claims(for account: Account, provider: String, kind: Kind, issuedAt: Int64, lifetime: Int64,
-                       authTime: Int64? = nil, secondFactor: SecondFactor? = nil) -> JSON {
+                       authTime: Int64? = nil, secondFactor: SecondFactor? = nil, developerClaims: String? = nil) -> JSON {
         var identities: [(String, JSON)] = []
         if let email = account.email { identities.append(("email", .array([.string(email)]))) }
         for p in account.providers where p.providerID != "password" {
@@ -71,7 +71,9 @@ public struct TokenService: Sendable {
         if let name = account.displayName { pairs.append(("name", .string(name))) }
         if let pic = account.photoURL { pairs.append(("picture", .string(pic))) }
         if provider == "anonymous" { pairs.append(("provider_id", .string("anonymous"))) }
-        if let text = account.customAttributes, let custom = try? JSONParser().parse(text), case let .object(extra) = custom {
+        // The account's custom claims, then a custom-token sign-in's developer claims.
+        for text in [account.customAttributes, developerClaims] {
+            guard let text, let custom = try? JSONParser().parse(text), case let .object(extra) = custom else { continue }
             for (k, v) in extra where !TokenService.reservedClaims.contains(k) && !pairs.contains(where: { $0.0 == k }) {
                 pairs.append((k, v))
             }
@@ -98,16 +100,17 @@ public struct TokenService: Sendable {
 
     /// A 1-hour ID token.
     public func mintIDToken(for account: Account, provider: String, store: SigningKeyStore, authTime: Int64? = nil,
-                            secondFactor: SecondFactor? = nil) throws -> String {
-        try mintIDToken(for: account, provider: provider, key: keyRing.signer(store: store), authTime: authTime, secondFactor: secondFactor)
+                            secondFactor: SecondFactor? = nil, developerClaims: String? = nil) throws -> String {
+        try mintIDToken(for: account, provider: provider, key: keyRing.signer(store: store), authTime: authTime, secondFactor: secondFactor,
+                        developerClaims: developerClaims)
     }
 
     /// A 1-hour ID token signed with `key`.
     public func mintIDToken(for account: Account, provider: String, key: KeyRing.Key, authTime: Int64? = nil,
-                            secondFactor: SecondFactor? = nil) throws -> String {
+                            secondFactor: SecondFactor? = nil, developerClaims: String? = nil) throws -> String {
         let now = clock.nowSeconds
         return try sign(claims(for: account, provider: provider, kind: .idToken, issuedAt: now, lifetime: TokenService.idTokenLifetime,
-                               authTime: authTime, secondFactor: secondFactor), key: key)
+                               authTime: authTime, secondFactor: secondFactor, developerClaims: developerClaims), key: key)
     }
 
     /// Seconds since 1970 a token's times may take (to the year 5138): what callers multiply by

@@ -1,0 +1,14 @@
+import AuthEngine
+import HTTP
+
+/// `accounts:signInWithCustomToken` (legacy `verifyCustomToken`): a token minted by the Admin
+/// SDKs' `create_custom_token` with a configured service account signs its uid in.
+enum CustomTokenAPI {
+    static func signIn(_ ctx: inout Context) throws -> Response {
+        try ctx.refuseTenant()
+        let res = try CustomTokenSignIn(project: ctx.project, store: ctx.store, tokens: ctx.app.tokens, random: ctx.app.random)
+            .signIn(token: ctx.string("token"), remoteAddress: ctx.request.remoteAddress)
+        return .json(.obj([("kind", "identitytoolkit#VerifyCustomTokenResponse")] + res.tokens.wirePairs + [("isNewUser", res.isNewUser)]),
+                     headers: [("Cache-Control", "no-store")])
+    }
+}
