@@ -10,8 +10,8 @@ import JSONValue
 /// reach running instances within their session-cache lifetime (2 s).
 enum Users {
     static let spec = CommandSpec(
-        name: "users", abstract: "List, inspect, disable, enable, delete users, or revoke their sessions.",
-        subcommands: [List.spec, Get.spec, Disable.spec, Enable.spec, Delete.spec, Revoke.spec])
+        name: "users", abstract: "List, inspect, disable, enable, delete users, revoke their sessions, import or export them.",
+        subcommands: [List.spec, Get.spec, Disable.spec, Enable.spec, Delete.spec, Revoke.spec, Import.spec, Export.spec])
 
     /// The options every `users` command shares.
     struct Target {
@@ -167,17 +167,7 @@ enum Users {
     }
 
     /// RFC 3339 in UTC to the second ("2026-11-22T04:05:06Z").
-    static func date(_ ms: Millis) -> String {
-        var t = time_t(ms >= 0 ? ms / 1000 : (ms - 999) / 1000)
-        var tm = tm()
-        gmtime_r(&t, &tm)
-        func pad(_ v: Int32, _ width: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
-        }
-        return "\(pad(tm.tm_year + 1900, 4))-\(pad(tm.tm_mon + 1, 2))-\(pad(tm.tm_mday, 2))T"
-            + "\(pad(tm.tm_hour, 2)):\(pad(tm.tm_min, 2)):\(pad(tm.tm_sec, 2))Z"
-    }
+    static func date(_ ms: Millis) -> String { RFC3339.format(ms, fraction: false) }
 
     static func row(_ cols: [String]) -> String {
         let widths = [28, 16, 28, 8, 20, 20]

@@ -67,6 +67,8 @@ public struct AuthError: Error, Equatable, CustomStringConvertible {
         case userDisabled = "USER_DISABLED"
         case missingLocalID = "MISSING_LOCAL_ID"
         case duplicateLocalID = "DUPLICATE_LOCAL_ID"
+        case missingUserAccount = "MISSING_USER_ACCOUNT"
+        case maximumUserCountExceeded = "MAXIMUM_USER_COUNT_EXCEEDED"
         case invalidRefreshToken = "INVALID_REFRESH_TOKEN"
         case missingRefreshToken = "MISSING_REFRESH_TOKEN"
         case invalidGrantType = "INVALID_GRANT_TYPE"

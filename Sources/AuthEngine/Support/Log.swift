@@ -29,12 +29,7 @@ public enum Log {
     static func jsonLine(_ level: Level, _ message: String, requestID: String?) -> String {
         var tv = timeval()
         gettimeofday(&tv, nil)
-        var seconds = tv.tv_sec
-        var t = tm()
-        gmtime_r(&seconds, &t)
-        func pad(_ v: Int32, _ width: Int) -> String { let s = String(v); return String(repeating: "0", count: max(width - s.count, 0)) + s }
-        let time = "\(pad(t.tm_year + 1900, 4))-\(pad(t.tm_mon + 1, 2))-\(pad(t.tm_mday, 2))T\(pad(t.tm_hour, 2)):\(pad(t.tm_min, 2)):"
-            + "\(pad(t.tm_sec, 2)).\(pad(Int32(tv.tv_usec / 1000), 3))Z"
+        let time = RFC3339.format(Millis(tv.tv_sec) * 1000 + Millis(tv.tv_usec / 1000))
         return JSON.obj(("time", time), ("level", level.label), ("pid", Int(getpid())), ("request_id", requestID), ("message", message))
             .serialized() + "\n"
     }

@@ -122,17 +122,20 @@ enum AccountsAPI {
             guard ctx.isAdmin else { throw AuthError(.insufficientPermission) }
             guard case .object = mfa else { throw AuthError(.invalidArgument, "mfa must be an object") }
             let items = mfa["enrollments"]?.arrayValue ?? []
-            c.mfaEnrollments = try items.map { e in
-                guard case .object = e else { throw AuthError(.invalidArgument, "mfa.enrollments: expected objects") }
-                var at: Millis?
-                if let text = e["enrolledAt"]?.stringValue {
-                    guard let ms = UserInfoJSON.parseRFC3339(text) else { throw AuthError(.invalidArgument, "mfa.enrollments: invalid enrolledAt") }
-                    at = ms
-                }
-                return AccountChanges.EnrollmentInput(enrollmentID: e["mfaEnrollmentId"]?.stringValue, phoneNumber: e["phoneInfo"]?.stringValue,
-                                                      displayName: e["displayName"]?.stringValue, enrolledAt: at)
-            }
+            c.mfaEnrollments = try items.map { try AccountsAPI.enrollment($0, field: "mfa.enrollments") }
         }
         return c
+    }
+
+    /// One second factor as the wire gives it (`mfaEnrollmentId`, `phoneInfo`, `displayName`, `enrolledAt`).
+    static func enrollment(_ e: JSON, field: String) throws -> AccountChanges.EnrollmentInput {
+        guard case .object = e else { throw AuthError(.invalidArgument, "\(field): expected objects") }
+        var at: Millis?
+        if let text = e["enrolledAt"]?.stringValue {
+            guard let ms = RFC3339.parse(text) else { throw AuthError(.invalidArgument, "\(field): invalid enrolledAt") }
+            at = ms
+        }
+        return AccountChanges.EnrollmentInput(enrollmentID: e["mfaEnrollmentId"]?.stringValue, phoneNumber: e["phoneInfo"]?.stringValue,
+                                              displayName: e["displayName"]?.stringValue, enrolledAt: at)
     }
 }

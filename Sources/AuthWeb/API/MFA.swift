@@ -80,7 +80,7 @@ enum MFAAPI {
     static func hints(_ enrollments: [MFAEnrollment]) -> JSON {
         .array(enrollments.map { e in
             .obj(("mfaEnrollmentId", e.enrollmentID), ("displayName", e.displayName), ("phoneInfo", e.obfuscatedPhone),
-                 ("enrolledAt", UserInfoJSON.rfc3339(e.enrolledAt)))
+                 ("enrolledAt", RFC3339.format(e.enrolledAt)))
         })
     }
 
@@ -88,7 +88,7 @@ enum MFAAPI {
     static func info(_ enrollments: [MFAEnrollment]) -> JSON {
         .array(enrollments.map { e in
             .obj(("mfaEnrollmentId", e.enrollmentID), ("displayName", e.displayName), ("phoneInfo", e.phoneNumber),
-                 ("enrolledAt", UserInfoJSON.rfc3339(e.enrolledAt)), ("unobfuscatedPhoneInfo", e.phoneNumber))
+                 ("enrolledAt", RFC3339.format(e.enrolledAt)), ("unobfuscatedPhoneInfo", e.phoneNumber))
         })
     }
 }

@@ -30,9 +30,9 @@ enum AccountPage {
                 "uid": a.localID,
                 "method": strings["account.provider.\(id.provider)"] ?? strings["account.provider.other"] ?? id.provider,
                 "authTime": display(id.authTime),
-                "authTimeISO": UserInfoJSON.rfc3339(id.authTime * 1000),
+                "authTimeISO": RFC3339.format(id.authTime * 1000),
                 "expires": display(id.expiresAt),
-                "expiresISO": UserInfoJSON.rfc3339(id.expiresAt * 1000),
+                "expiresISO": RFC3339.format(id.expiresAt * 1000),
                 "idleNote": idle <= 0 ? "" : (strings["account.idle_note"] ?? "").replacing("{minutes}", with: String(max(1, idle / 60))),
                 "csrf": try CSRF.token(ctx, purpose: csrfPurpose, response: &response),
             ]
