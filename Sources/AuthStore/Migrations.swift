@@ -142,7 +142,7 @@ public enum Migrations {
             expires_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """),
-    ] + phone + appVerification + emailLink + sessions + flowPages + pumping + outboxLease + mfa + push + customTokens).sorted { $0.version < $1.version }
+    ] + phone + appVerification + emailLink + sessions + flowPages + pumping + outboxLease + mfa + push + customTokens + auditActors).sorted { $0.version < $1.version }
 
     /// Applies every migration newer than the recorded version, each in its own transaction.
     /// Returns the resulting version. Concurrent starters serialise on the write lock.

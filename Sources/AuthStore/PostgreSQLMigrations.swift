@@ -206,6 +206,11 @@ public enum PostgreSQLMigrations {
         """),
         // The developer claims of a custom-token sign-in (SQLite's migration 13).
         (13, "ALTER TABLE refresh_tokens ADD COLUMN developer_claims TEXT;"),
+        // Who acted and how it ended, per audit row (SQLite's migration 14).
+        (14, """
+        ALTER TABLE audit_log ADD COLUMN actor TEXT;
+        ALTER TABLE audit_log ADD COLUMN outcome TEXT NOT NULL DEFAULT 'ok';
+        """),
     ]
 
     /// The advisory lock every migrating instance takes (an arbitrary constant: "gatehous" in ASCII).

@@ -102,8 +102,23 @@ extension SQLiteStore: OutboxStore {
 
 extension SQLiteStore: AuditStore, AppTokenStore {
     public func audit(_ e: AuditEvent, at: Millis) throws {
-        try db.run("INSERT INTO audit_log (at, project_id, event, local_id, remote_address, detail) VALUES (?, ?, ?, ?, ?, ?)",
-                   [at, e.projectID, e.event, e.localID, e.remoteAddress, e.detail])
+        try db.run("INSERT INTO audit_log (at, project_id, event, local_id, remote_address, detail, actor, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   [at, e.projectID, e.event, e.localID, e.remoteAddress, e.detail, e.actor, e.outcome])
+    }
+
+    public func auditEvents(project: String?, localID: String?, since: Millis?, limit: Int) throws -> [AuditRecord] {
+        // Newest first. Ids grow with time, so the scan runs in id order; a user's rows come
+        // from the (project, local_id, at) index.
+        var conditions: [String] = []
+        var values: [SQLBindable] = []
+        if let project { conditions.append("project_id = ?"); values.append(project) }
+        if let localID { conditions.append("local_id = ?"); values.append(localID) }
+        if let since { conditions.append("at >= ?"); values.append(since) }
+        values.append(limit)
+        return try db.rows("""
+            SELECT \(StoreRecords.auditColumns) FROM audit_log\(conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+            ORDER BY id DESC LIMIT ?
+            """, values, StoreRecords.audit)
     }
 
     public func insertAppToken(_ t: AppTokenRecord, at: Millis) throws {

@@ -39,7 +39,7 @@ public struct StoreCopy {
                         ("expires_at", .int)]),
         ("app_verification_replays", [("challenge_id", .blob), ("project_id", .text), ("expires_at", .int)]),
         ("audit_log", [("id", .int), ("at", .int), ("project_id", .text), ("event", .text), ("local_id", .text), ("remote_address", .text),
-                       ("detail", .text)]),
+                       ("detail", .text), ("actor", .text), ("outcome", .text)]),
         ("sms_holds", [("project_id", .text), ("kind", .text), ("key", .text), ("held_at", .int), ("expires_at", .int), ("released_at", .int),
                        ("recent_count", .int), ("baseline_count", .int)]),
         ("mfa_pending", [("credential_hash", .blob), ("project_id", .text), ("local_id", .text), ("first_factor", .text), ("auth_time", .int),

@@ -72,6 +72,14 @@ enum StoreRecords {
                            secondFactor: r.textOrNil(9), developerClaims: r.textOrNil(10))
     }
 
+    static let auditColumns = "id, at, project_id, event, local_id, remote_address, detail, actor, outcome"
+
+    static func audit<R: StoreRow>(_ r: R) -> AuditRecord {
+        AuditRecord(id: r.int(0), at: r.int(1),
+                    event: AuditEvent(projectID: r.text(2), event: r.text(3), localID: r.textOrNil(4), remoteAddress: r.textOrNil(5),
+                                      detail: r.textOrNil(6), actor: r.textOrNil(7), outcome: r.text(8)))
+    }
+
     static let sessionColumns = "sid_hash, project_id, local_id, provider, created_at, last_seen_at, expires_at, idle_timeout_seconds, revoked_at"
 
     static func session<R: StoreRow>(_ r: R) -> SessionRecord {

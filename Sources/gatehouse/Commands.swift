@@ -13,7 +13,10 @@ enum Keys {
         init(_ p: ParsedArguments) { common = CommonOptions(p) }
         func run() throws {
             let runtime = try Runtime(config: try common.load())
-            let rec = try runtime.services.keyRing.rotate(store: try runtime.openStore(), random: runtime.services.random)
+            let store = try runtime.openStore()
+            let rec = try runtime.services.keyRing.rotate(store: store, random: runtime.services.random)
+            // Keys serve every project: the row names none.
+            try store.audit(AuditEvent(projectID: "*", event: "key.rotate", detail: "kid=\(rec.kid)", actor: "cli"), at: SystemClock().now())
             print("new signing key \(rec.kid)")
         }
     }

@@ -32,7 +32,7 @@ enum Users {
                 throw UsersError("no database at \(path) (wrong --data or --config?)")
             }
             let store = try Runtime.open(config.store, migrate: true)
-            return (store, pid, AccountAdmin(store: store, clock: SystemClock(), random: SystemRandom()))
+            return (store, pid, AccountAdmin(store: store, clock: SystemClock(), random: SystemRandom(), actor: "cli"))
         }
     }
 

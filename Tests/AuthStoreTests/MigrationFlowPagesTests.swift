@@ -22,9 +22,10 @@ struct MigrationFlowPagesTests {
         do {
             let old = try SQLiteStore(path: path, migrate: false)
             #expect(try Migrations.migrate(old.db, upTo: 6) == 6)
+            // Rows as version 6 stores them (today's insert writes the columns of migration 14).
             for i in 1...5 {
-                try old.audit(AuditEvent(projectID: "p", event: "e\(i)", localID: i == 3 ? nil : "u\(i % 2)",
-                                         remoteAddress: "192.0.2.\(i)", detail: i == 2 ? "d" : nil), at: Millis(i))
+                try old.db.run("INSERT INTO audit_log (at, project_id, event, local_id, remote_address, detail) VALUES (?, ?, ?, ?, ?, ?)",
+                               [Millis(i), "p", "e\(i)", i == 3 ? nil : "u\(i % 2)", "192.0.2.\(i)", i == 2 ? "d" : nil])
             }
             try old.db.run("DELETE FROM audit_log WHERE id = 2")
             // Rows as version 6 stores them (today's insert writes columns later migrations add).

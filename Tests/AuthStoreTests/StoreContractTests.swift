@@ -221,6 +221,14 @@ struct StoreContractTests {
             _ = try s.enqueue(OutboxMessage(projectID: "p", channel: .push, recipient: "CD", body: "{}", nextAttemptAt: 9, createdAt: 7))
             #expect(try s.outboxBacklog() == [OutboxBacklog(channel: .push, count: 2, oldestCreatedAt: 0)])
             try s.audit(AuditEvent(projectID: "p", event: "signIn", localID: "u"), at: 1)
+            try s.audit(AuditEvent(projectID: "p", event: "revoke", localID: "u", remoteAddress: "192.0.2.1", detail: "d", actor: "admin"), at: 5)
+            try s.audit(AuditEvent(projectID: "q", event: "refresh_token_reuse", localID: "v", outcome: "refused"), at: 9)
+            let all = try s.auditEvents(project: nil, localID: nil, since: nil, limit: 10)
+            #expect(all.map(\.event.event) == ["refresh_token_reuse", "revoke", "signIn"])
+            #expect(all[0].event.outcome == "refused" && all[1].event.actor == "admin" && all[1].event.remoteAddress == "192.0.2.1")
+            #expect(all[2].event.actor == nil && all[2].event.outcome == "ok" && all[2].at == 1)
+            #expect(try s.auditEvents(project: "p", localID: "u", since: 2, limit: 10).map(\.event.event) == ["revoke"])
+            #expect(try s.auditEvents(project: nil, localID: nil, since: nil, limit: 1).count == 1)
         }
     }
 

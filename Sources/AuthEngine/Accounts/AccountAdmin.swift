@@ -43,9 +43,13 @@ public struct AccountAdmin {
     public let clock: Clock
     public let random: RandomSource
     public let cache: SessionCache?
+    /// Who the audit log names for these changes: `admin` (the Admin API), `cli`, or nil when
+    /// users act on their own account.
+    public let actor: String?
 
-    public init(store: AccountStore & SessionStore & AuditStore, clock: Clock, random: RandomSource, cache: SessionCache? = nil) {
-        self.store = store; self.clock = clock; self.random = random; self.cache = cache
+    public init(store: AccountStore & SessionStore & AuditStore, clock: Clock, random: RandomSource, cache: SessionCache? = nil,
+                actor: String? = "admin") {
+        self.store = store; self.clock = clock; self.random = random; self.cache = cache; self.actor = actor
     }
 
     /// Admin create (`POST …/accounts`). `DUPLICATE_LOCAL_ID`, `INVALID_PHONE_NUMBER : …`,
@@ -75,7 +79,7 @@ public struct AccountAdmin {
             a.disabled = c.disabled ?? false
             AccountRules.normaliseProviders(&a)
             try store.insertAccount(a)
-            try store.audit(AuditEvent(projectID: project, event: "admin_create", localID: id), at: now)
+            try store.audit(AuditEvent(projectID: project, event: "admin_create", localID: id, actor: actor), at: now)
             return a
         }
     }
@@ -113,7 +117,7 @@ public struct AccountAdmin {
             if let list = c.mfaEnrollments { a.mfaEnrollments = try enrollments(list, now: now) }
             if let v = c.validSince { try revokeLocked(&a, validSince: v, now: now) }
             try store.updateAccount(a)
-            try store.audit(AuditEvent(projectID: project, event: "admin_update", localID: id), at: now)
+            try store.audit(AuditEvent(projectID: project, event: "admin_update", localID: id, actor: actor), at: now)
             return a
         }
         cache?.evict(project: project, localID: id)
@@ -167,7 +171,7 @@ public struct AccountAdmin {
         let tokens = try store.revokeRefreshTokens(project: a.projectID, localID: a.localID, createdBefore: cutoff, at: now)
         let sessions = try store.revokeSessions(project: a.projectID, localID: a.localID, createdBefore: cutoff, at: now)
         try store.audit(AuditEvent(projectID: a.projectID, event: "revoke", localID: a.localID,
-                                   detail: "validSince=\(validSince) refreshTokens=\(tokens) sessions=\(sessions)"), at: now)
+                                   detail: "validSince=\(validSince) refreshTokens=\(tokens) sessions=\(sessions)", actor: actor), at: now)
     }
 
     /// Deletes a user with its tokens and sessions (`USER_NOT_FOUND` if absent).
@@ -176,7 +180,7 @@ public struct AccountAdmin {
         try store.transaction {
             guard try store.deleteAccount(project: project, localID: localID) else { throw AuthError(.userNotFound) }
             try store.deleteTokensAndSessions(project: project, localID: localID)
-            try store.audit(AuditEvent(projectID: project, event: "delete", localID: localID), at: now)
+            try store.audit(AuditEvent(projectID: project, event: "delete", localID: localID, actor: actor), at: now)
         }
         cache?.evict(project: project, localID: localID)
     }
@@ -206,7 +210,7 @@ public struct AccountAdmin {
                 try store.deleteTokensAndSessions(project: project, localID: id)
                 deleted.append(id)
             }
-            try store.audit(AuditEvent(projectID: project, event: "batch_delete", detail: "deleted=\(deleted.count)"), at: now)
+            try store.audit(AuditEvent(projectID: project, event: "batch_delete", detail: "deleted=\(deleted.count)", actor: actor), at: now)
             return errors
         }
         for id in deleted { cache?.evict(project: project, localID: id) }

@@ -61,7 +61,8 @@ extension AccountAdmin {
                     failures.append(ImportFailure(index: index, message: AccountAdmin.importMessage(e)))
                 }
             }
-            try store.audit(AuditEvent(projectID: project, event: "admin_import", detail: "imported=\(imported) failed=\(failures.count)"), at: now)
+            try store.audit(AuditEvent(projectID: project, event: "admin_import", detail: "imported=\(imported) failed=\(failures.count)",
+                                       actor: actor), at: now)
             return failures
         }
         for id in overwritten { cache?.evict(project: project, localID: id) }

@@ -41,7 +41,7 @@ public struct AccountProfile {
     /// Deletes the account the ID token names, with its tokens and sessions.
     public func delete(idToken: String?, project: String) throws {
         let (a, _) = try Accounts(store: store, tokens: tokens).account(forIDToken: idToken, project: project)
-        try AccountAdmin(store: store, clock: tokens.clock, random: random, cache: cache).delete(project: project, localID: a.localID)
+        try AccountAdmin(store: store, clock: tokens.clock, random: random, cache: cache, actor: nil).delete(project: project, localID: a.localID)
     }
 
     /// Anonymous `accounts:signUp`: a new account and tokens with `sign_in_provider: "anonymous"`
@@ -53,7 +53,7 @@ public struct AccountProfile {
         try Limits(store: store, clock: tokens.clock).hit(AccountProfile.signUpsPerIPPerHour, client: client, scope: project)
         let now = tokens.clock.now()
         return try store.transaction {
-            let admin = AccountAdmin(store: store, clock: tokens.clock, random: random)
+            let admin = AccountAdmin(store: store, clock: tokens.clock, random: random, actor: nil)
             var a = Account(projectID: project, localID: try admin.newLocalID(project: project), createdAt: now)
             a.anonymous = true
             a.lastLoginAt = now

@@ -88,21 +88,38 @@ public struct OutboxBacklog: Sendable, Equatable {
     }
 }
 
-/// An audit event (sign-in, revocation, admin change).
-public struct AuditEvent: Sendable {
+/// An audit event (sign-in, sign-out, factor change, revocation, admin change, key rotation):
+/// what happened (`event`), to whom (`localID`), by whom (`actor`: nil for the user themself,
+/// `admin` over the Admin API, `cli` for the operator's commands), from where, and how it ended
+/// (`outcome`: `ok`, or `refused` for a refusal worth keeping). Never a code, token or secret.
+public struct AuditEvent: Sendable, Equatable {
     public var projectID: String
     public var event: String
     public var localID: String?
     public var remoteAddress: String?
     public var detail: String?
-    public init(projectID: String, event: String, localID: String? = nil, remoteAddress: String? = nil, detail: String? = nil) {
+    public var actor: String?
+    public var outcome: String
+    public init(projectID: String, event: String, localID: String? = nil, remoteAddress: String? = nil, detail: String? = nil,
+                actor: String? = nil, outcome: String = "ok") {
         self.projectID = projectID; self.event = event; self.localID = localID; self.remoteAddress = remoteAddress; self.detail = detail
+        self.actor = actor; self.outcome = outcome
     }
 }
 
-/// Append-only audit log.
+/// A stored audit event.
+public struct AuditRecord: Sendable, Equatable {
+    public var id: Int64
+    public var at: Millis
+    public var event: AuditEvent
+    public init(id: Int64, at: Millis, event: AuditEvent) { self.id = id; self.at = at; self.event = event }
+}
+
+/// Append-only audit log, read back by `gatehouse audit`.
 public protocol AuditStore {
     func audit(_ event: AuditEvent, at: Millis) throws
+    /// Newest first: of one project and user (each optional), at or after `since`.
+    func auditEvents(project: String?, localID: String?, since: Millis?, limit: Int) throws -> [AuditRecord]
 }
 
 /// Single-use app tokens minted by app verification (issue "App verification") and consumed by

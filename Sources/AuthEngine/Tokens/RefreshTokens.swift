@@ -86,7 +86,7 @@ public struct RefreshTokens {
         case let .reused(family, localID):
             Log.warning("refresh token reuse detected: family \(family.prefix(6))… of a user in \(project) revoked")
             try? store.audit(AuditEvent(projectID: project, event: "refresh_token_reuse", localID: localID,
-                                        detail: "family revoked"), at: now)
+                                        detail: "family revoked", outcome: "refused"), at: now)
             throw AuthError(.tokenExpired)
         }
     }
