@@ -16,6 +16,10 @@ public final class SessionCache: @unchecked Sendable {
     public let maxEntries: Int
     private let lock = Lock()
     private var entries: [[UInt8]: (at: Millis, state: State)] = [:]
+    /// Cookies whose signature and claims were verified, by SHA-256 of project and cookie: a
+    /// burst of page views verifies one RS256 signature per cookie every `ttl`. Only valid
+    /// cookies are kept; each use checks its expiry again.
+    private var verified: [[UInt8]: (at: Millis, claims: SessionClaims)] = [:]
 
     public init(ttl: Millis = SessionCache.defaultTTL, maxEntries: Int = 10_000) {
         self.ttl = ttl
@@ -43,6 +47,24 @@ public final class SessionCache: @unchecked Sendable {
 
     public func evict(_ key: [UInt8]) { lock.withLock { entries[key] = nil } }
 
+    func verifiedClaims(_ key: [UInt8], now: Millis) -> SessionClaims? {
+        lock.withLock {
+            guard let e = verified[key] else { return nil }
+            guard now >= e.at, now - e.at < ttl, e.claims.expiresAt * 1000 > now else { verified[key] = nil; return nil }
+            return e.claims
+        }
+    }
+
+    func putVerified(_ key: [UInt8], _ claims: SessionClaims, now: Millis) {
+        lock.withLock {
+            if verified.count >= maxEntries {
+                verified = verified.filter { now >= $0.value.at && now - $0.value.at < ttl }
+                if verified.count >= maxEntries { verified.removeAll() }
+            }
+            verified[key] = (now, claims)
+        }
+    }
+
     /// Forgets every session of a user (revocation, disable, delete, profile change).
     public func evict(project: String, localID: String) {
         lock.withLock {
@@ -50,7 +72,7 @@ public final class SessionCache: @unchecked Sendable {
         }
     }
 
-    public func removeAll() { lock.withLock { entries.removeAll() } }
+    public func removeAll() { lock.withLock { entries.removeAll(); verified.removeAll() } }
 
     public var count: Int { lock.withLock { entries.count } }
 }

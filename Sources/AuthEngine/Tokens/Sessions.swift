@@ -110,9 +110,18 @@ public struct Sessions {
     /// session and the user (from `cache` when fresh). Store failures throw: callers refuse.
     public func authorize(cookie: String?, project: String, cache: SessionCache?) throws -> SessionCheck {
         guard let cookie, !cookie.isEmpty else { return .signedOut(.missing) }
-        guard cookie.utf8.count <= 8192, let verified = sessionClaims(cookie, project: project) else { return .signedOut(.invalid) }
-        let key = Sessions.hash(sid: verified.sid)
+        guard cookie.utf8.count <= 8192 else { return .signedOut(.invalid) }
         let now = tokens.clock.now()
+        let cookieKey = cache.map { _ in Digest.sha256(project + "\n" + cookie) }
+        let verified: SessionClaims
+        if let cache, let cookieKey, let claims = cache.verifiedClaims(cookieKey, now: now) {
+            verified = claims
+        } else {
+            guard let claims = sessionClaims(cookie, project: project) else { return .signedOut(.invalid) }
+            verified = claims
+            if let cache, let cookieKey { cache.putVerified(cookieKey, claims, now: now) }
+        }
+        let key = Sessions.hash(sid: verified.sid)
         if let state = cache?.get(key, now: now) { return Sessions.evaluate(state, verified, project: project, now: now) }
 
         var state = SessionCache.State(session: try store.session(sidHash: key),

@@ -175,6 +175,23 @@ struct SessionTests {
         #expect(reason(try check(w, cookie, cache: cache)) == .idle)
     }
 
+    @Test("a cookie verified once is not verified again within the ttl, but never outlives its expiry, and another cookie is checked")
+    func verifiedCookieCache() throws {
+        let w = try SessionWorld()
+        try w.user()
+        let cache = SessionCache(ttl: 3_600_000)   // an absurdly long ttl, to isolate the rule
+        let cookie = try hosted(w, idle: 0, lifetime: 300)
+        #expect(try check(w, cookie, cache: cache).identity != nil)
+        #expect(try check(w, cookie, cache: cache).identity != nil)
+        // A tampered copy (another signature) is its own entry, checked and refused.
+        let tampered = String(cookie.dropLast(2)) + (cookie.hasSuffix("AA") ? "BB" : "AA")
+        #expect(reason(try check(w, tampered, cache: cache)) == .invalid)
+        // Same cookie, another project: verified for that project, refused.
+        #expect(reason(try w.sessions.authorize(cookie: cookie, project: "other", cache: cache)) == .invalid)
+        w.clock.advance(seconds: 301)
+        #expect(reason(try check(w, cookie, cache: cache)) == .invalid)
+    }
+
     @Test("disabled and deleted users are refused; re-enabling restores the session")
     func userState() throws {
         let w = try SessionWorld()
