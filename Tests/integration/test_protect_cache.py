@@ -85,7 +85,7 @@ http {{
         access_log off;
         location / {{
             default_type text/plain;
-            return 200 "X-Auth-User-Id: $http_x_auth_user_id\\n";
+            return 200 "X-Auth-User-Id: $http_x_auth_user_id\\nX-Auth-Email: $http_x_auth_email\\n";
         }}
     }}
 }}
@@ -402,3 +402,21 @@ def test_page_views_within_the_cache_time_cost_one_verify(gatehouse, site):
     for _ in range(5):
         assert site.get("/p/", cookie).status_code == 200
     assert site.upstream_verifies() - before == 2
+
+
+def test_an_expired_entry_is_replaced_by_the_current_answer(gatehouse, site):
+    """After the cache time the next view carries what Gatehouse answers now (here a new email),
+    and the hits after it serve the new entry, not the file of the old one."""
+    s, cookie = new_user(gatehouse)
+    wait_for_a_fresh_second()
+    started = time.time()
+    r = site.get("/p/", cookie)
+    assert r.status_code == 200 and "X-Auth-Email: \n" in r.text
+    email = f"cache-{s['localId'][:8].lower()}@example.com"
+    upd = gatehouse.admin("/accounts:update", {"localId": s["localId"], "email": email})
+    assert upd.status_code == 200, upd.text
+    time.sleep(LAG_BOUND - (time.time() - started) + 0.2)
+    for expected in (("EXPIRED", "MISS"), ("HIT",), ("HIT",)):
+        r = site.get("/p/", cookie)
+        assert r.status_code == 200 and r.headers["X-Verify-Cache"] in expected
+        assert f"X-Auth-Email: {email}\n" in r.text
