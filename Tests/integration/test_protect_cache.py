@@ -321,6 +321,7 @@ def revoked_within_the_cache_time(gatehouse, site, revoke):
         time.sleep(0.1)
     assert_to_signin(site, r, "/p/")
     assert CACHE_SECONDS - 1 <= stopped <= LAG_BOUND + 0.5, stopped
+    print(f"refused {stopped:.2f} s after the entry was stored")
     # ...and stays stopped: a 401 is never cached, so the next one asks Gatehouse again.
     time.sleep(0.3)
     assert_to_signin(site, site.get("/p/", cookie), "/p/")
@@ -420,3 +421,16 @@ def test_an_expired_entry_is_replaced_by_the_current_answer(gatehouse, site):
         r = site.get("/p/", cookie)
         assert r.status_code == 200 and r.headers["X-Verify-Cache"] in expected
         assert f"X-Auth-Email: {email}\n" in r.text
+
+
+def test_a_long_cookie_header_is_cached_too(gatehouse, site):
+    """The key holds the whole Cookie header; fastcgi_buffer_size 8k fits one of ~7 KB."""
+    s, cookie = new_user(gatehouse)
+    header = f"{COOKIE}={cookie}; prefs={'x' * 6000}"
+    statuses = []
+    for _ in range(3):
+        r = site.get("/p/", cookie_header=header)
+        assert r.status_code == 200 and uid_seen(r) == s["localId"]
+        statuses.append(r.headers["X-Verify-Cache"])
+    assert statuses[1:] == ["HIT", "HIT"], statuses
+    assert "not enough for cache key" not in (site.dir / "error.log").read_text()
