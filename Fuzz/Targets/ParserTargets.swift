@@ -156,6 +156,10 @@ enum ParserTargets {
         expect(again == value, "JSON round trip changed the value: \(text)")
         _ = value["sub"]?.int64Value
         _ = value["iat"]?.stringValue
+        // An imported account (accounts:batchCreate, `users import`): a row or its error.
+        if let row = try? AccountImportJSON.row(value) {
+            expect(row.mfaEnrollments.count <= (value["mfaInfo"]?.arrayValue?.count ?? 0), "import row grew factors")
+        }
     }
 
     /// The member scan used on the verify hot path: whatever it accepts, the full parser accepts

@@ -19,6 +19,9 @@ enum TokenTargets {
         let sessions: Sessions
         let key: KeyRing.Key
         let privateKey: RSAPrivateKey
+        /// The fuzz project with the store's key as a custom-token signer (production rules).
+        let customProject: ProjectSettings
+        static let serviceAccount = "sa@demo-fuzz.iam.gserviceaccount.com"
 
         init() {
             do {
@@ -28,6 +31,10 @@ enum TokenTargets {
                 key = try tokens.keyRing.signer(store: store)
                 privateKey = try key.privateKey
                 sessions = Sessions(store: store, tokens: tokens, random: random)
+                var p = fuzzProject
+                p.devMode = false
+                p.customTokenSigners = [CustomTokenSigner(serviceAccount: World.serviceAccount, keys: [(nil, key.publicKey)])]
+                customProject = p
             } catch {
                 fputs("fuzz set-up failed: \(error)\n", stderr)
                 exit(70)
@@ -48,6 +55,11 @@ enum TokenTargets {
                 expect(fast == full, "session cookie decided differently: fast \(String(describing: fast)), full \(String(describing: full))")
             }
             expect(sessions.sessionClaims(token, project: project) == full, "sessionClaims differs from the full verification")
+            // As a custom token: refused, or a uid of 1…128 bytes with claims that pass the rules.
+            if let v = try? CustomTokens.verify(token, project: customProject, now: clock.nowSeconds) {
+                expect(!v.uid.isEmpty && v.uid.utf8.count <= 128, "custom token uid out of bounds")
+                if let c = v.developerClaims { expect((try? CustomClaims.validate(c)) == c, "custom token claims not valid: \(c)") }
+            }
         }
 
         /// A compact RS256 JWS over `header` and `payload`, signed with the store's key.
@@ -77,8 +89,13 @@ enum TokenTargets {
         let claims = Array(("{\"iss\":\"https://session.firebase.google.com/demo-fuzz\",\"aud\":\"demo-fuzz\",\"auth_time\":\(now - 10),"
             + "\"sub\":\"user-1\",\"iat\":\(now - 10),\"exp\":\(now + 3600),\"sid\":\"s1\",\"firebase\":{\"sign_in_provider\":\"phone\"}}").utf8)
         let token: String?
-        switch mode % 3 {
+        switch mode % 4 {
         case 0: token = w.sign(header: header, payload: rest)
+        case 3:
+            // A custom token of the project's service account with fuzzed claims after `uid`.
+            let claims = "{\"iss\":\"\(World.serviceAccount)\",\"sub\":\"\(World.serviceAccount)\",\"aud\":\"\(CustomTokens.audience)\","
+                + "\"iat\":\(now - 10),\"exp\":\(now + 600),\"uid\":\"u1\","
+            token = w.sign(header: header, payload: Array(claims.utf8) + rest)
         case 1: token = w.sign(header: rest.isEmpty ? header : rest, payload: claims)
         default:
             // The header's kid replaced by the fuzzed text, as a JSON string's contents.
