@@ -10,7 +10,7 @@ public struct StoreCopy {
     /// A column and how its values are read and bound.
     enum Kind { case int, text, blob }
 
-    /// Every table (schema version 12) with its columns, parents before nothing (no foreign keys).
+    /// Every table (schema version 14) with its columns, parents before nothing (no foreign keys).
     static let tables: [(name: String, columns: [(String, Kind)])] = [
         ("accounts", [("project_id", .text), ("local_id", .text), ("email", .text), ("email_verified", .int), ("phone_number", .text),
                       ("display_name", .text), ("photo_url", .text), ("password_hash", .text), ("disabled", .int),
@@ -48,7 +48,7 @@ public struct StoreCopy {
                           ("secret_hash", .blob), ("created_at", .int), ("expires_at", .int), ("uses", .int)]),
     ]
     /// The schema version the table list describes; a store at another version is refused.
-    public static let schemaVersion = 12
+    public static let schemaVersion = 14
 
     /// One side of a copy.
     public enum Endpoint {
