@@ -20,6 +20,7 @@ public enum Telemetry {
         public static let outboxDepth = "gatehouse_outbox_depth"
         public static let outboxOldest = "gatehouse_outbox_oldest_age_seconds"
         public static let verifications = "gatehouse_session_verifications_total"
+        public static let tokenVerifications = "gatehouse_token_verifications_total"
         public static let signingKeyAge = "gatehouse_signing_key_age_seconds"
     }
 
@@ -56,6 +57,11 @@ public enum Telemetry {
     /// A session check (`/__/auth/verify`): `ok`, `forbidden`, `mfa_required` or why it was signed out.
     public static func verification(result: String) {
         Counter(label: Name.verifications, dimensions: [("result", result)]).increment()
+    }
+
+    /// A token checked by its signature and claims (`id_token`, `session_cookie`): `ok` or `invalid`.
+    public static func tokenVerification(kind: String, ok: Bool) {
+        Counter(label: Name.tokenVerifications, dimensions: [("kind", kind), ("result", ok ? "ok" : "invalid")]).increment()
     }
 
     /// Values read when metrics are scraped rather than counted as they happen.

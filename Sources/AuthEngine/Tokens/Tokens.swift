@@ -125,6 +125,17 @@ public struct TokenService: Sendable {
     /// Verifies signature (published key by `kid`, RS256 only), issuer, audience, `exp`, `iat`.
     /// Any failure → `INVALID_ID_TOKEN` (revocation is the caller's check: it needs the account).
     public func verify(_ token: String, kind: Kind, project: String, store: SigningKeyStore, leeway: Int64 = 0) throws -> VerifiedToken {
+        do {
+            let v = try checkedClaims(token, kind: kind, project: project, store: store, leeway: leeway)
+            Telemetry.tokenVerification(kind: kind == .idToken ? "id_token" : "session_cookie", ok: true)
+            return v
+        } catch let e as AuthError {
+            Telemetry.tokenVerification(kind: kind == .idToken ? "id_token" : "session_cookie", ok: false)
+            throw e
+        }
+    }
+
+    func checkedClaims(_ token: String, kind: Kind, project: String, store: SigningKeyStore, leeway: Int64) throws -> VerifiedToken {
         let invalid = AuthError(.invalidIDToken)
         guard let parts = JWS.parse(token),
               let header = try? JSONParser(TokenService.headerLimits).parse(parts.header),
