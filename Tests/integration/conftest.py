@@ -3,8 +3,10 @@
 Each `gatehouse` fixture runs `gatehouse dev --port <free port> --data <tmp dir>` (optionally
 with a config file), waits for its `ready` line, and stops it with SIGTERM at the end.
 """
+import contextlib
 import json
 import os
+import uuid
 import secrets
 import shutil
 import signal
@@ -301,3 +303,21 @@ def assert_envelope(resp, status: int, message_prefix: str):
     assert err["errors"][0]["message"] == err["message"] or status == 401
     assert err["errors"][0]["domain"] == "global"
     return err
+
+
+@contextlib.contextmanager
+def admin_sdk(g, project="demo-gatehouse"):
+    """A firebase-admin app in emulator mode (FIREBASE_AUTH_EMULATOR_HOST) pointed at `g`; the
+    variable is restored and the app deleted afterwards."""
+    import firebase_admin
+    previous = os.environ.get("FIREBASE_AUTH_EMULATOR_HOST")
+    os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = f"127.0.0.1:{g.port}"
+    app = firebase_admin.initialize_app(options={"projectId": project}, name=f"gh-{uuid.uuid4().hex[:12]}")
+    try:
+        yield app
+    finally:
+        firebase_admin.delete_app(app)
+        if previous is None:
+            os.environ.pop("FIREBASE_AUTH_EMULATOR_HOST", None)
+        else:
+            os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = previous

@@ -3,7 +3,6 @@ create_custom_token: signed by a configured service account (RS256, checked agai
 key or certificates), and unsigned in emulator mode as the Firebase emulator accepts them."""
 import datetime
 import json
-import os
 import time
 import uuid
 
@@ -16,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 from firebase_admin import auth, credentials
 
-from conftest import assert_envelope
+from conftest import admin_sdk, assert_envelope
 from session_support import PROJECT, claims, refresh
 
 EMAIL = "firebase-adminsdk-test@demo-gatehouse.iam.gserviceaccount.com"
@@ -114,20 +113,11 @@ def test_tokens_of_other_keys_other_accounts_and_bad_shapes_are_refused(gh, sign
 
 
 def test_emulator_mode_unsigned_tokens_in_dev_only(gh, make_gatehouse, tmp_path):
-    previous = os.environ.get("FIREBASE_AUTH_EMULATOR_HOST")
-    os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = f"127.0.0.1:{gh.port}"
-    app = firebase_admin.initialize_app(options={"projectId": PROJECT}, name=f"emu-{uuid.uuid4().hex[:8]}")
-    try:
+    with admin_sdk(gh, PROJECT) as app:
         token = auth.create_custom_token("emu-user", {"plan": "pro"}, app=app)
-        assert pyjwt.get_unverified_header(token)["alg"] == "none"
-        body = sign_in(gh, token)
-        assert claims(body["idToken"])["sub"] == "emu-user" and claims(body["idToken"])["plan"] == "pro"
-    finally:
-        firebase_admin.delete_app(app)
-        if previous is None:
-            os.environ.pop("FIREBASE_AUTH_EMULATOR_HOST", None)
-        else:
-            os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = previous
+    assert pyjwt.get_unverified_header(token)["alg"] == "none"
+    body = sign_in(gh, token)
+    assert claims(body["idToken"])["sub"] == "emu-user" and claims(body["idToken"])["plan"] == "pro"
     # Production refuses an unsigned token.
     from phone_helpers import PROD_API_KEY, production_config
     g = make_gatehouse(config=production_config(tmp_path, {"provider": "command", "command": "/bin/true"}))

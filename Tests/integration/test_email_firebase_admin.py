@@ -1,13 +1,12 @@
 """Compatibility with the Firebase Admin SDK for Python in emulator mode (firebase-wire.md §6.4):
 it generates email links against Gatehouse, the links complete through the REST API, and the
 SDK then finds the user."""
-import os
 import uuid
 
 import pytest
 import requests
 
-from conftest import Gatehouse
+from conftest import Gatehouse, admin_sdk
 from email_support import action_params, config, insert_account, link_params
 
 firebase_admin = pytest.importorskip("firebase_admin")
@@ -23,15 +22,8 @@ def gh(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def app(gh):
-    old = os.environ.get("FIREBASE_AUTH_EMULATOR_HOST")
-    os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = f"127.0.0.1:{gh.port}"
-    a = firebase_admin.initialize_app(options={"projectId": "demo-gatehouse"}, name=f"email-{uuid.uuid4().hex}")
-    yield a
-    firebase_admin.delete_app(a)
-    if old is None:
-        os.environ.pop("FIREBASE_AUTH_EMULATOR_HOST", None)
-    else:
-        os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = old
+    with admin_sdk(gh, "demo-gatehouse") as a:
+        yield a
 
 
 def complete(gh, address, link):

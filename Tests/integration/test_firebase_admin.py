@@ -1,29 +1,20 @@
 """The firebase-admin PyPI package (pinned in requirements.txt) against Gatehouse in emulator mode:
 FIREBASE_AUTH_EMULATOR_HOST=127.0.0.1:<port>, project demo-gatehouse (firebase-wire.md §6.4)."""
 import datetime
-import os
 import time
 import uuid
 
-import firebase_admin
 import pytest
 from firebase_admin import auth, exceptions
 
-from conftest import assert_envelope
+from conftest import admin_sdk, assert_envelope
 from session_support import PROJECT, refresh, session_cookie, sign_up
 
 
 @pytest.fixture(scope="module")
 def app(gatehouse):
-    previous = os.environ.get("FIREBASE_AUTH_EMULATOR_HOST")
-    os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = f"127.0.0.1:{gatehouse.port}"
-    a = firebase_admin.initialize_app(options={"projectId": PROJECT}, name=f"gh-{uuid.uuid4().hex[:8]}")
-    yield a
-    firebase_admin.delete_app(a)
-    if previous is None:
-        os.environ.pop("FIREBASE_AUTH_EMULATOR_HOST", None)
-    else:
-        os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = previous
+    with admin_sdk(gatehouse, PROJECT) as a:
+        yield a
 
 
 def uid(prefix="u"):

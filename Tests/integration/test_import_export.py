@@ -3,14 +3,11 @@ import_users, `gatehouse users import` of the JSON `firebase auth:export` writes
 that format), sign-in by phone as an imported uid, an export → import round trip that is
 identical, and accounts:query."""
 import json
-import os
-import uuid
 
-import firebase_admin
 import pytest
 from firebase_admin import auth
 
-from conftest import ROOT, Gatehouse
+from conftest import Gatehouse, ROOT, admin_sdk
 from phone_helpers import dev_config
 from session_support import PROJECT
 
@@ -26,15 +23,8 @@ def gh(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def app(gh):
-    previous = os.environ.get("FIREBASE_AUTH_EMULATOR_HOST")
-    os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = f"127.0.0.1:{gh.port}"
-    a = firebase_admin.initialize_app(options={"projectId": PROJECT}, name=f"mv-{uuid.uuid4().hex[:8]}")
-    yield a
-    firebase_admin.delete_app(a)
-    if previous is None:
-        os.environ.pop("FIREBASE_AUTH_EMULATOR_HOST", None)
-    else:
-        os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = previous
+    with admin_sdk(gh, PROJECT) as a:
+        yield a
 
 
 def phone_sign_in(g, number):

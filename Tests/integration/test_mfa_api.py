@@ -4,16 +4,13 @@ email-link first factor, the email-link answer of an enrolled user, mfaInfo in a
 the second-factor claims through refresh and session cookies, factors set by admins, the Python
 Admin SDK on users with factors, and a project with MFA disabled."""
 import datetime
-import os
 import re
 import time
-import uuid
 
-import firebase_admin
 import pytest
 from firebase_admin import auth
 
-from conftest import Gatehouse, assert_envelope
+from conftest import Gatehouse, admin_sdk, assert_envelope
 from mfa_support import (PROJECT, address, admin_lookup, challenge, code_entry, codes, config, email_link_sign_in, email_user,
                          enrol, mfa, number, obfuscated, pass_second_factor, start_enrolment, wrong)
 from session_support import claims, refresh, session_cookie, sign_up
@@ -33,15 +30,8 @@ def gh(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def app(gh):
-    previous = os.environ.get("FIREBASE_AUTH_EMULATOR_HOST")
-    os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = f"127.0.0.1:{gh.port}"
-    a = firebase_admin.initialize_app(options={"projectId": PROJECT}, name=f"mfa-{uuid.uuid4().hex[:8]}")
-    yield a
-    firebase_admin.delete_app(a)
-    if previous is None:
-        os.environ.pop("FIREBASE_AUTH_EMULATOR_HOST", None)
-    else:
-        os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = previous
+    with admin_sdk(gh, PROJECT) as a:
+        yield a
 
 
 def error(resp, message: str, status: int = 400):
