@@ -47,7 +47,6 @@ class Instance(stack.Gatehouse):
 
 
 def render(d, ports, sockets):
-    user = "user root root;\n" if os.geteuid() == 0 else ""
     servers = "".join(f"""
     upstream up_{i} {{ server unix:{sockets[i]}; keepalive {stack.KEEPALIVE_POOL}; }}
     server {{
@@ -56,20 +55,7 @@ def render(d, ports, sockets):
         location / {{ include {d}/bench-fastcgi.conf; fastcgi_pass up_{i}; }}
     }}""" for i in range(len(ports)))
     return f"""# Written by bench/metrics_cost.py for one run; loopback only.
-{user}worker_processes 1;
-daemon off;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 4096; }}
-http {{
-    access_log off;
-    client_body_temp_path {d}/tmp/client_body;
-    fastcgi_temp_path {d}/tmp/fastcgi;
-    proxy_temp_path {d}/tmp/proxy;
-    uwsgi_temp_path {d}/tmp/uwsgi;
-    scgi_temp_path {d}/tmp/scgi;
-    server_tokens off;
-    keepalive_requests 1000000;
+{stack.nginx_head(d)}
     map $http_x_bench_client $bench_remote_addr {{
         ""      $remote_addr;
         default $http_x_bench_client;

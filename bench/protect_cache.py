@@ -44,24 +44,10 @@ def log(msg):
 
 
 def render(d, socket, port):
-    user = "user root root;\n" if os.geteuid() == 0 else ""
     return f"""# Written by bench/protect_cache.py for one run; loopback only.
-{user}worker_processes 1;
-daemon off;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 4096; }}
-http {{
+{stack.nginx_head(d)}
     include gatehouse/verify-cache.conf;
     include gatehouse/gatehouse-mime.conf;
-    access_log off;
-    client_body_temp_path {d}/tmp/client_body;
-    fastcgi_temp_path {d}/tmp/fastcgi;
-    proxy_temp_path {d}/tmp/proxy;
-    uwsgi_temp_path {d}/tmp/uwsgi;
-    scgi_temp_path {d}/tmp/scgi;
-    server_tokens off;
-    keepalive_requests 1000000;
 
     upstream gatehouse {{ server unix:{socket}; keepalive {stack.KEEPALIVE_POOL}; }}
 

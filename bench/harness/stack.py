@@ -228,6 +228,27 @@ def fastcgi_params():
     return text
 
 
+def nginx_head(d):
+    """The start of every benchmark's nginx.conf, up to inside `http {`: one worker, no access
+    log, temporary folders under d (the caller makes d/tmp/*)."""
+    user = "user root root;\n" if os.geteuid() == 0 else ""
+    return f"""{user}worker_processes 1;
+daemon off;
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    client_body_temp_path {d}/tmp/client_body;
+    fastcgi_temp_path {d}/tmp/fastcgi;
+    proxy_temp_path {d}/tmp/proxy;
+    uwsgi_temp_path {d}/tmp/uwsgi;
+    scgi_temp_path {d}/tmp/scgi;
+    server_tokens off;
+    keepalive_requests 1000000;
+"""
+
+
 class Nginx:
     def __init__(self, root, gatehouse_socket, baseline_socket, growth_socket, growth1k_socket, all_regions_socket=None):
         self.dir = Path(root) / "nginx"
@@ -244,7 +265,6 @@ class Nginx:
 
     def render(self, gh, bl, growth, growth1k, all_regions=None):
         d = self.dir
-        user = "user root root;\n" if os.geteuid() == 0 else ""
 
         def server(port, gh_up, bl_up, keep):
             keep_line = "        fastcgi_keep_conn on;\n" if keep else ""
@@ -278,21 +298,7 @@ class Nginx:
 {all_regions_server(self.ports["keepalive"], "gh_all_keep", True)}"""
 
         return f"""# Written by bench/run for one benchmark run; loopback only.
-{user}worker_processes 1;
-daemon off;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 4096; }}
-http {{
-    access_log off;
-    client_body_temp_path {d}/tmp/client_body;
-    fastcgi_temp_path {d}/tmp/fastcgi;
-    proxy_temp_path {d}/tmp/proxy;
-    uwsgi_temp_path {d}/tmp/uwsgi;
-    scgi_temp_path {d}/tmp/scgi;
-    server_tokens off;
-    keepalive_requests 1000000;
-
+{nginx_head(d)}
     map $http_x_bench_client $bench_remote_addr {{
         ""      $remote_addr;
         default $http_x_bench_client;
