@@ -173,6 +173,21 @@ public final class OutboxWorker: @unchecked Sendable {
         }
     }
 
+    /// Delivers what is due now on a connection of its own, without the worker's thread (`gatehouse
+    /// outbox deliver`, for a host where no process runs between requests): passes until none is
+    /// due (a failed message waits for its backoff, so it is not due again) or `limit` were
+    /// leased. Returns how many were.
+    public func drain(limit: Int = 10_000) throws -> Int {
+        let store = try makeStore()
+        var total = 0
+        while total < limit {
+            let n = try deliverDue(store, limit: min(16, limit - total))
+            if n == 0 { break }
+            total += n
+        }
+        return total
+    }
+
     /// One pass over the messages due now, each leased on its own just before it is sent. Stops
     /// early once a stop is requested. Returns how many messages it leased.
     @discardableResult

@@ -334,6 +334,39 @@ def test_delivery_process_sends_what_cgi_requests_queued(tmp_path_factory):
         s.stop()
 
 
+def test_outbox_deliver_from_cron_sends_what_cgi_requests_queued(tmp_path_factory):
+    """Where no process may run between requests: `gatehouse outbox deliver` (deploy/cgi/gatehouse.cron)."""
+    if not (shutil.which("fcgiwrap") or os.path.exists("/usr/sbin/fcgiwrap")):
+        pytest.skip("fcgiwrap is not installed")
+    data = tmp_path_factory.mktemp("cgi-cron")
+    sent = data / "sent"
+    sent.mkdir()
+    sms = data / "send-sms"
+    sms.write_text(f'#!/bin/sh\ncat > "{sent}/sms-$GATEHOUSE_MESSAGE_ID.txt"\n')
+    sms.chmod(0o755)
+    cfg = site_config()
+    cfg["sms"] = {"provider": "command", "command": str(sms), "timeout_seconds": 10}
+    s = CGISite(data, cfg)
+    try:
+        s.start()
+        session = send_code(s, "+33612345603")
+        assert not list(sent.iterdir())
+        r = subprocess.run([str(binary()), "outbox", "deliver"], env=clean_env(GATEHOUSE_CONFIG=str(s.config_path)),
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert "messages\t1" in r.stdout
+        texts = list(sent.glob("sms-*.txt"))
+        assert len(texts) == 1
+        assert sign_in_phone(s, session, code_in(texts[0].read_text()))["phoneNumber"] == "+33612345603"
+        assert {r["status"] for r in outbox(s)} == {"sent"}
+        # Nothing left: a second run sends nothing.
+        again = subprocess.run([str(binary()), "outbox", "deliver"], env=clean_env(GATEHOUSE_CONFIG=str(s.config_path)),
+                               capture_output=True, text=True, timeout=60)
+        assert "messages\t0" in again.stdout
+    finally:
+        s.stop()
+
+
 # --- The examples themselves ----------------------------------------------------------------
 
 def locations(text):
