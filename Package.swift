@@ -37,11 +37,6 @@ let package = Package(
     products: [
         .executable(name: "gatehouse", targets: ["gatehouse"]),
     ],
-    dependencies: [
-        // Metrics: the swift-metrics API everywhere, its Prometheus backend bootstrapped by `serve`.
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-    ],
     targets: [
         // Thin wrappers over Debian's C libraries; each imported by exactly one Swift target.
         .systemLibrary(name: "CFastCGI", path: "Sources/CFastCGI"),
@@ -65,8 +60,7 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["JSONValue", "TextCoding"], swiftSettings: swift5),
         .target(name: "FastCGI", dependencies: ["HTTP", "TextCoding", "CFastCGI"], swiftSettings: swift5, linkerSettings: staticLibrary("fcgi")),
         .target(name: "AuthCrypto", dependencies: ["COpenSSL"], swiftSettings: swift5),
-        .target(name: "AuthEngine", dependencies: ["AuthCrypto", "JSONValue", "TextCoding", "CPhoneNumber",
-                                                  .product(name: "CoreMetrics", package: "swift-metrics")], swiftSettings: swift5),
+        .target(name: "AuthEngine", dependencies: ["AuthCrypto", "JSONValue", "TextCoding", "CPhoneNumber"], swiftSettings: swift5),
         .target(name: "AuthStore", dependencies: ["AuthEngine", "JSONValue", "CSQLite", "CPostgreSQL"], swiftSettings: swift5,
                 linkerSettings: staticLibrary("sqlite3")),
         .target(name: "Delivery", dependencies: ["AuthEngine", "AuthCrypto", "JSONValue", "TextCoding", "CCurl"], swiftSettings: swift5),
@@ -86,7 +80,6 @@ let package = Package(
             name: "gatehouse",
             dependencies: [
                 "HTTP", "JSONValue", "FastCGI", "AuthCrypto", "AuthEngine", "AuthStore", "Delivery", "AuthWeb",
-                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swift5,
             linkerSettings: startupLinkerFlags

@@ -71,7 +71,7 @@ public final class WebApp: @unchecked Sendable {
     }
 
     public func handle(_ request: Request, store: GatehouseStore) -> Response {
-        let started = Telemetry.monotonicNanoseconds()
+        let started = Telemetry.isEnabled ? Telemetry.monotonicNanoseconds() : 0
         var response: Response
         var matched: Route?
         var failure: Error?
@@ -94,7 +94,9 @@ public final class WebApp: @unchecked Sendable {
             }
             if route.kind == .page { applyPageHeaders(&response) }
         }
-        record(matched, status: response.status, failure: failure, nanoseconds: Telemetry.monotonicNanoseconds() - started)
+        if Telemetry.isEnabled {
+            record(matched, status: response.status, failure: failure, nanoseconds: Telemetry.monotonicNanoseconds() - started)
+        }
         return response
     }
 

@@ -12,8 +12,8 @@ enum MetricsAPI {
         let backlog = try ctx.store.outboxBacklog()
         for channel in OutboxMessage.Channel.allCases {
             let b = backlog.first { $0.channel == channel }
-            Telemetry.gauge(Telemetry.Name.outboxDepth, [("channel", channel.rawValue)], Double(b?.count ?? 0))
-            Telemetry.gauge(Telemetry.Name.outboxOldest, [("channel", channel.rawValue)],
+            Telemetry.gauge(Telemetry.Name.outboxDepth, [channel.rawValue], Double(b?.count ?? 0))
+            Telemetry.gauge(Telemetry.Name.outboxOldest, [channel.rawValue],
                             b.map { Double(max(now - $0.oldestCreatedAt, 0)) / 1000 } ?? 0)
         }
         let signer = try ctx.app.keyRing.signer(store: ctx.store)

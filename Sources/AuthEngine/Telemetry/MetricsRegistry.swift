@@ -1,0 +1,160 @@
+/// Counters, gauges and histograms by name and label values, and their Prometheus text
+/// exposition (format 0.0.4). Written here rather than taken from swift-metrics and
+/// swift-prometheus: swift-metrics' task-local factory links Swift Concurrency and with it
+/// libdispatch, whose start-up every CGI request would pay (+0.6 ms a request, BENCHMARKS.md
+/// "Metrics"). One lock; a family keeps one fixed list of label names.
+public final class MetricsRegistry: @unchecked Sendable {
+    public enum Kind: String, Sendable { case counter, gauge, histogram }
+
+    struct Family {
+        let kind: Kind
+        let help: String
+        let labelNames: [String]
+        /// Histograms: upper bounds, ascending (+Inf is implied).
+        let buckets: [Double]
+        var series: [[String]: Series] = [:]
+    }
+
+    struct Series {
+        var value: Double = 0
+        /// Histograms: per-bucket (not cumulative) counts, then the count above the last bound.
+        var counts: [UInt64] = []
+        var sum: Double = 0
+    }
+
+    private let lock = Lock()
+    private var families: [String: Family] = [:]
+
+    public init() {}
+
+    /// Declares a family (first declaration wins; a name or label that is not a valid Prometheus
+    /// name, or `le` on a histogram, is refused and the family is not made).
+    @discardableResult
+    public func declare(_ name: String, _ kind: Kind, help: String, labels: [String] = [], buckets: [Double] = []) -> Bool {
+        guard MetricsRegistry.isValidMetricName(name), labels.allSatisfy(MetricsRegistry.isValidLabelName),
+              Set(labels).count == labels.count, kind != .histogram || !labels.contains("le") else { return false }
+        let bounds = Array(Set(buckets.filter { $0.isFinite })).sorted()
+        lock.withLock { if families[name] == nil { families[name] = Family(kind: kind, help: help, labelNames: labels, buckets: bounds) } }
+        return true
+    }
+
+    /// Adds to a counter (negative amounts are ignored: counters only go up) or a gauge.
+    public func add(_ name: String, _ labels: [String] = [], _ amount: Double = 1) {
+        lock.withLock {
+            guard var f = families[name], f.kind != .histogram, labels.count == f.labelNames.count, f.kind == .gauge || amount >= 0 else { return }
+            families[name] = nil   // mutate in place without a copy of the dictionary
+            f.series[labels, default: Series()].value += amount
+            families[name] = f
+        }
+    }
+
+    public func set(_ name: String, _ labels: [String] = [], _ value: Double) {
+        lock.withLock {
+            guard var f = families[name], f.kind == .gauge, labels.count == f.labelNames.count else { return }
+            families[name] = nil
+            f.series[labels, default: Series()].value = value
+            families[name] = f
+        }
+    }
+
+    public func observe(_ name: String, _ labels: [String] = [], _ value: Double) {
+        lock.withLock {
+            guard var f = families[name], f.kind == .histogram, labels.count == f.labelNames.count, !value.isNaN else { return }
+            families[name] = nil
+            var s = f.series[labels] ?? Series(counts: Array(repeating: 0, count: f.buckets.count + 1))
+            let i = f.buckets.firstIndex(where: { value <= $0 }) ?? f.buckets.count
+            s.counts[i] &+= 1
+            s.sum += value
+            f.series[labels] = s
+            families[name] = f
+        }
+    }
+
+    /// The current value of a counter or gauge series (tests, the scrape's own reads).
+    public func value(_ name: String, _ labels: [String] = []) -> Double? {
+        lock.withLock { families[name]?.series[labels]?.value }
+    }
+
+    /// Every family, by name, then its series by label values: `# HELP`, `# TYPE`, samples.
+    public func exposition() -> [UInt8] {
+        let snapshot = lock.withLock { families }
+        var out = ""
+        out.reserveCapacity(4096)
+        for name in snapshot.keys.sorted() {
+            guard let f = snapshot[name] else { continue }
+            if !f.help.isEmpty { out += "# HELP \(name) \(MetricsRegistry.escapeHelp(f.help))\n" }
+            out += "# TYPE \(name) \(f.kind.rawValue)\n"
+            for labels in f.series.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                guard let s = f.series[labels] else { continue }
+                let pairs = zip(f.labelNames, labels).map { "\($0)=\"\(MetricsRegistry.escapeLabel($1))\"" }
+                switch f.kind {
+                case .counter, .gauge:
+                    out += name + MetricsRegistry.braces(pairs) + " " + MetricsRegistry.number(s.value) + "\n"
+                case .histogram:
+                    var cumulative: UInt64 = 0
+                    for (i, bound) in f.buckets.enumerated() {
+                        cumulative &+= s.counts[i]
+                        out += name + "_bucket" + MetricsRegistry.braces(pairs + ["le=\"\(bound)\""]) + " \(cumulative)\n"
+                    }
+                    cumulative &+= s.counts[f.buckets.count]
+                    out += name + "_bucket" + MetricsRegistry.braces(pairs + ["le=\"+Inf\""]) + " \(cumulative)\n"
+                    out += name + "_sum" + MetricsRegistry.braces(pairs) + " " + MetricsRegistry.number(s.sum) + "\n"
+                    out += name + "_count" + MetricsRegistry.braces(pairs) + " \(cumulative)\n"
+                }
+            }
+        }
+        return Array(out.utf8)
+    }
+
+    static func braces(_ pairs: [String]) -> String { pairs.isEmpty ? "" : "{" + pairs.joined(separator: ",") + "}" }
+
+    /// Integral values without a fraction (`3`, not `3.0`); others as Swift prints them.
+    static func number(_ v: Double) -> String {
+        if v.isNaN { return "NaN" }
+        if v.isInfinite { return v > 0 ? "+Inf" : "-Inf" }
+        if v == v.rounded(), abs(v) < 1e15 { return String(Int64(v)) }
+        return String(v)
+    }
+
+    /// `[a-zA-Z_:][a-zA-Z0-9_:]*`
+    static func isValidMetricName(_ s: String) -> Bool {
+        guard let first = s.utf8.first, isNameStart(first) || first == UInt8(ascii: ":") else { return false }
+        return s.utf8.allSatisfy { isNameStart($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: ":") }
+    }
+
+    /// `[a-zA-Z_][a-zA-Z0-9_]*`, not starting with `__` (reserved by Prometheus).
+    static func isValidLabelName(_ s: String) -> Bool {
+        guard let first = s.utf8.first, isNameStart(first), !s.hasPrefix("__") else { return false }
+        return s.utf8.allSatisfy { isNameStart($0) || ($0 >= 0x30 && $0 <= 0x39) }
+    }
+
+    static func isNameStart(_ b: UInt8) -> Bool { (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: "_") }
+
+    /// Label values: `\` `"` and line feed escaped.
+    static func escapeLabel(_ s: String) -> String {
+        guard s.utf8.contains(where: { $0 == 0x5C || $0 == 0x22 || $0 == 0x0A }) else { return s }
+        var out = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+
+    /// Help text: `\` and line feed escaped.
+    static func escapeHelp(_ s: String) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+}
