@@ -23,65 +23,87 @@ public final class MetricsRegistry: @unchecked Sendable {
     }
 
     private let lock = Lock()
-    private var families: [String: Family] = [:]
+    /// Families in declaration order (a family's index is its id), and their ids by name.
+    private var families: [Family] = []
+    private var names: [String] = []
+    private var ids: [String: Int] = [:]
 
     public init() {}
 
-    /// Declares a family (first declaration wins; a name or label that is not a valid Prometheus
-    /// name, or `le` on a histogram, is refused and the family is not made).
+    /// Declares a family and returns its id (a name already declared keeps its first
+    /// declaration). nil — nothing made — for a name or label that is not a valid Prometheus
+    /// name, a repeated label, or `le` on a histogram.
     @discardableResult
-    public func declare(_ name: String, _ kind: Kind, help: String, labels: [String] = [], buckets: [Double] = []) -> Bool {
+    public func declare(_ name: String, _ kind: Kind, help: String, labels: [String] = [], buckets: [Double] = []) -> Int? {
         guard MetricsRegistry.isValidMetricName(name), labels.allSatisfy(MetricsRegistry.isValidLabelName),
-              Set(labels).count == labels.count, kind != .histogram || !labels.contains("le") else { return false }
+              Set(labels).count == labels.count, kind != .histogram || !labels.contains("le") else { return nil }
         let bounds = Array(Set(buckets.filter { $0.isFinite })).sorted()
-        lock.withLock { if families[name] == nil { families[name] = Family(kind: kind, help: help, labelNames: labels, buckets: bounds) } }
-        return true
+        return lock.withLock {
+            if let id = ids[name] { return id }
+            families.append(Family(kind: kind, help: help, labelNames: labels, buckets: bounds))
+            names.append(name)
+            ids[name] = families.count - 1
+            return families.count - 1
+        }
     }
+
+    public func id(_ name: String) -> Int? { lock.withLock { ids[name] } }
 
     /// Adds to a counter (negative amounts are ignored: counters only go up) or a gauge.
-    public func add(_ name: String, _ labels: [String] = [], _ amount: Double = 1) {
+    public func add(_ id: Int, _ labels: [String] = [], _ amount: Double = 1) {
+        lock.withLock { addLocked(id, labels, amount) }
+    }
+
+    public func set(_ id: Int, _ labels: [String] = [], _ value: Double) {
         lock.withLock {
-            guard var f = families[name], f.kind != .histogram, labels.count == f.labelNames.count, f.kind == .gauge || amount >= 0 else { return }
-            families[name] = nil   // mutate in place without a copy of the dictionary
-            f.series[labels, default: Series()].value += amount
-            families[name] = f
+            guard families.indices.contains(id), families[id].kind == .gauge, labels.count == families[id].labelNames.count else { return }
+            families[id].series[labels, default: Series()].value = value
         }
     }
 
-    public func set(_ name: String, _ labels: [String] = [], _ value: Double) {
+    public func observe(_ id: Int, _ labels: [String] = [], _ value: Double) {
+        lock.withLock { observeLocked(id, labels, value) }
+    }
+
+    /// A counter and a histogram updated under one lock (a request: its count and its duration).
+    public func add(_ counter: Int, _ counterLabels: [String], observe histogram: Int, _ histogramLabels: [String], _ value: Double) {
         lock.withLock {
-            guard var f = families[name], f.kind == .gauge, labels.count == f.labelNames.count else { return }
-            families[name] = nil
-            f.series[labels, default: Series()].value = value
-            families[name] = f
+            addLocked(counter, counterLabels, 1)
+            observeLocked(histogram, histogramLabels, value)
         }
     }
 
-    public func observe(_ name: String, _ labels: [String] = [], _ value: Double) {
-        lock.withLock {
-            guard var f = families[name], f.kind == .histogram, labels.count == f.labelNames.count, !value.isNaN else { return }
-            families[name] = nil
-            var s = f.series[labels] ?? Series(counts: Array(repeating: 0, count: f.buckets.count + 1))
-            let i = f.buckets.firstIndex(where: { value <= $0 }) ?? f.buckets.count
-            s.counts[i] &+= 1
-            s.sum += value
-            f.series[labels] = s
-            families[name] = f
-        }
+    private func addLocked(_ id: Int, _ labels: [String], _ amount: Double) {
+        guard families.indices.contains(id), families[id].kind != .histogram, labels.count == families[id].labelNames.count,
+              families[id].kind == .gauge || amount >= 0 else { return }
+        families[id].series[labels, default: Series()].value += amount
     }
 
-    /// The current value of a counter or gauge series (tests, the scrape's own reads).
+    private func observeLocked(_ id: Int, _ labels: [String], _ value: Double) {
+        guard families.indices.contains(id), families[id].kind == .histogram, labels.count == families[id].labelNames.count,
+              !value.isNaN else { return }
+        let bounds = families[id].buckets
+        let i = bounds.firstIndex(where: { value <= $0 }) ?? bounds.count
+        families[id].series[labels, default: Series(counts: Array(repeating: 0, count: bounds.count + 1))].counts[i] &+= 1
+        families[id].series[labels, default: Series()].sum += value
+    }
+
+    // By name, for the tests and the occasional caller.
+    public func add(_ name: String, _ labels: [String] = [], _ amount: Double = 1) { if let id = id(name) { add(id, labels, amount) } }
+    public func set(_ name: String, _ labels: [String] = [], _ value: Double) { if let id = id(name) { set(id, labels, value) } }
+    public func observe(_ name: String, _ labels: [String] = [], _ value: Double) { if let id = id(name) { observe(id, labels, value) } }
+
+    /// The current value of a counter or gauge series.
     public func value(_ name: String, _ labels: [String] = []) -> Double? {
-        lock.withLock { families[name]?.series[labels]?.value }
+        lock.withLock { ids[name].flatMap { families[$0].series[labels]?.value } }
     }
 
     /// Every family, by name, then its series by label values: `# HELP`, `# TYPE`, samples.
     public func exposition() -> [UInt8] {
-        let snapshot = lock.withLock { families }
+        let (snapshot, declared) = lock.withLock { (families, names) }
         var out = ""
         out.reserveCapacity(4096)
-        for name in snapshot.keys.sorted() {
-            guard let f = snapshot[name] else { continue }
+        for (name, f) in zip(declared, snapshot).sorted(by: { $0.0 < $1.0 }) {
             if !f.help.isEmpty { out += "# HELP \(name) \(MetricsRegistry.escapeHelp(f.help))\n" }
             out += "# TYPE \(name) \(f.kind.rawValue)\n"
             for labels in f.series.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {

@@ -29,6 +29,11 @@ public enum Telemetry {
 
     nonisolated(unsafe) public private(set) static var registry: MetricsRegistry?
     public static var isEnabled: Bool { registry != nil }
+    /// The families' ids in the registry, for the per-request path (no name lookups).
+    nonisolated(unsafe) static var ids: [String: Int] = [:]
+    nonisolated(unsafe) static var requestsID = -1
+    nonisolated(unsafe) static var durationID = -1
+    nonisolated(unsafe) static var verificationsID = -1
 
     /// Makes the process's registry with every family declared; called once, before serving.
     @discardableResult
@@ -50,45 +55,55 @@ public enum Telemetry {
         r.declare(Name.verifications, .counter, help: "Session checks of /__/auth/verify by result.", labels: ["result"])
         r.declare(Name.tokenVerifications, .counter, help: "Full token checks by kind and result.", labels: ["kind", "result"])
         r.declare(Name.signingKeyAge, .gauge, help: "Age of the key signing tokens now.")
+        for name in [Name.requests, Name.requestDuration, Name.flows, Name.rateLimited, Name.pumpingRefusals, Name.pumpingHolds,
+                     Name.deliveries, Name.outboxDepth, Name.outboxOldest, Name.verifications, Name.tokenVerifications, Name.signingKeyAge] {
+            ids[name] = r.id(name)
+        }
+        requestsID = ids[Name.requests] ?? -1
+        durationID = ids[Name.requestDuration] ?? -1
+        verificationsID = ids[Name.verifications] ?? -1
         registry = r
         return r
     }
 
     /// One answered request: its route pattern (`unmatched` for none), status and duration.
     public static func request(route: String, status: Int, nanoseconds: Int64) {
-        guard let registry else { return }
-        registry.add(Name.requests, [route, String(status)])
-        registry.observe(Name.requestDuration, [route], Double(nanoseconds) / 1e9)
+        registry?.add(requestsID, [route, String(status)], observe: durationID, [route], Double(nanoseconds) / 1e9)
     }
 
     /// A step of a flow (`phone`, `email_link`, `mfa`, `app_verification`, `push`, `custom_token`):
     /// `start`, `complete`, …, and its outcome (`ok`, or the error code it failed with).
     public static func flow(_ flow: String, step: String, outcome: String) {
-        registry?.add(Name.flows, [flow, step, outcome])
+        count(Name.flows, [flow, step, outcome])
     }
 
-    public static func rateLimited(route: String) { registry?.add(Name.rateLimited, [route]) }
+    public static func rateLimited(route: String) { count(Name.rateLimited, [route]) }
 
     /// The SMS pumping guard refused a send (`kind`: `prefix`, `region`, `project`, or a hold of one) or placed a hold.
-    public static func pumpingRefused(kind: String) { registry?.add(Name.pumpingRefusals, [kind]) }
+    public static func pumpingRefused(kind: String) { count(Name.pumpingRefusals, [kind]) }
 
-    public static func pumpingHold(kind: String) { registry?.add(Name.pumpingHolds, [kind]) }
+    public static func pumpingHold(kind: String) { count(Name.pumpingHolds, [kind]) }
 
     /// One delivery attempt's outcome: `sent`, `failed` (to be retried) or `dead`.
     public static func delivery(channel: String, provider: String, result: String) {
-        registry?.add(Name.deliveries, [channel, provider, result])
+        count(Name.deliveries, [channel, provider, result])
     }
 
     /// A session check (`/__/auth/verify`): `ok`, `forbidden`, `mfa_required` or why it was signed out.
-    public static func verification(result: String) { registry?.add(Name.verifications, [result]) }
+    public static func verification(result: String) { registry?.add(verificationsID, [result], 1) }
 
     /// A token checked by its signature and claims (`id_token`, `session_cookie`): `ok` or `invalid`.
     public static func tokenVerification(kind: String, ok: Bool) {
-        registry?.add(Name.tokenVerifications, [kind, ok ? "ok" : "invalid"])
+        count(Name.tokenVerifications, [kind, ok ? "ok" : "invalid"])
     }
 
     /// Values read when metrics are scraped rather than counted as they happen.
-    public static func gauge(_ name: String, _ labels: [String], _ value: Double) { registry?.set(name, labels, value) }
+    public static func gauge(_ name: String, _ labels: [String], _ value: Double) { if let id = ids[name] { registry?.set(id, labels, value) } }
+
+    static func count(_ name: String, _ labels: [String]) {
+        guard let registry, let id = ids[name] else { return }
+        registry.add(id, labels, 1)
+    }
 
     /// Nanoseconds on the monotonic clock, for durations.
     public static func monotonicNanoseconds() -> Int64 {

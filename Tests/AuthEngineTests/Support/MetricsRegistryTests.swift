@@ -13,7 +13,7 @@ struct MetricsRegistryTests {
     @Test("a counter without labels: declared but unused, it has its TYPE line; each increment shows")
     func counterWithoutLabels() {
         let r = MetricsRegistry()
-        #expect(r.declare("foo", .counter, help: ""))
+        #expect(r.declare("foo", .counter, help: "") != nil)
         #expect(text(r) == "# TYPE foo counter\n")
         r.add("foo")
         #expect(text(r) == "# TYPE foo counter\nfoo 1\n")
@@ -119,11 +119,11 @@ struct MetricsRegistryTests {
     @Test("invalid metric and label names are refused, and `le` on a histogram")
     func names() {
         let r = MetricsRegistry()
-        for bad in ["", "1abc", "a-b", "a b", "ä"] { #expect(!r.declare(bad, .counter, help: ""), "\(bad)") }
-        for bad in ["", "1a", "a:b", "__reserved", "a-b"] { #expect(!r.declare("ok_total", .counter, help: "", labels: [bad]), "\(bad)") }
-        #expect(!r.declare("dup_total", .counter, help: "", labels: ["a", "a"]))
-        #expect(!r.declare("h", .histogram, help: "", labels: ["le"]))
-        #expect(r.declare("ns:sub_total", .counter, help: "", labels: ["_x1"]))
+        for bad in ["", "1abc", "a-b", "a b", "ä"] { #expect(r.declare(bad, .counter, help: "") == nil, "\(bad)") }
+        for bad in ["", "1a", "a:b", "__reserved", "a-b"] { #expect(r.declare("ok_total", .counter, help: "", labels: [bad]) == nil, "\(bad)") }
+        #expect(r.declare("dup_total", .counter, help: "", labels: ["a", "a"]) == nil)
+        #expect(r.declare("h", .histogram, help: "", labels: ["le"]) == nil)
+        #expect(r.declare("ns:sub_total", .counter, help: "", labels: ["_x1"]) != nil)
         #expect(text(r) == "# TYPE ns:sub_total counter\n")
     }
 
@@ -143,5 +143,17 @@ struct MetricsRegistryTests {
         #expect(r.value("hits_total", ["0"]) == 4000 && r.value("hits_total", ["1"]) == 4000)
         #expect(r.value("g") == 8000)
         #expect(text(r).contains("h_count 8000\n"))
+    }
+
+    @Test("a counter and a histogram under one lock: both move; an unknown id or a wrong label count moves nothing")
+    func pairedUpdate() throws {
+        let r = MetricsRegistry()
+        let c = try #require(r.declare("req_total", .counter, help: "", labels: ["route", "status"]))
+        let h = try #require(r.declare("req_seconds", .histogram, help: "", labels: ["route"], buckets: [0.1]))
+        r.add(c, ["/a", "200"], observe: h, ["/a"], 0.05)
+        r.add(99, ["/a"], observe: -1, ["/a"], 0.05)
+        r.add(c, ["/a"], 1)
+        #expect(r.value("req_total", ["/a", "200"]) == 1)
+        #expect(text(r).contains("req_seconds_count{route=\"/a\"} 1\n"))
     }
 }
