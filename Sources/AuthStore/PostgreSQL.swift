@@ -77,6 +77,10 @@ public final class PostgreSQLConnection {
     public let statementTimeoutMillis: Int
     private var conn: OpaquePointer?
     private var statements: [String: String] = [:]
+    /// The number in the next statement's name. Never reused on a connection: a statement
+    /// forgotten here (the server said it no longer knows it) may still exist on the server, and
+    /// a name counted from `statements.count` could then be taken twice.
+    private var statementNumber = 0
     private var transactionDepth = 0
     /// How many times a transaction that hit a serialization failure or deadlock is run again.
     public static let transactionAttempts = 3
@@ -100,6 +104,7 @@ public final class PostgreSQLConnection {
         if let conn { gh_pq_finish(conn) }
         conn = nil
         statements = [:]
+        statementNumber = 0
         guard let c = gh_pq_connectdb(url) else { throw PostgreSQLError(sqlState: "", message: "out of memory", sql: nil) }
         guard gh_pq_status(c) == CONNECTION_OK else {
             let message = PostgreSQLConnection.trimmed(gh_pq_error_message(c))
@@ -226,7 +231,8 @@ public final class PostgreSQLConnection {
         if let known = statements[sql] {
             name = known
         } else {
-            name = "g\(statements.count + 1)"
+            statementNumber += 1
+            name = "g\(statementNumber)"
             let types: [Oid] = bound.map { v in
                 switch v {
                 case .int: return PGRow.int8
