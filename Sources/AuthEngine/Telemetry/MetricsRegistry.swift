@@ -134,7 +134,7 @@ public final class MetricsRegistry: @unchecked Sendable {
     static func number(_ v: Double) -> String {
         if v.isNaN { return "NaN" }
         if v.isInfinite { return v > 0 ? "+Inf" : "-Inf" }
-        if v == v.rounded(), abs(v) < 1e15 { return String(Int64(v)) }
+        if abs(v) < 1e15, let whole = Int64(exactly: v) { return String(whole) }
         return String(v)
     }
 

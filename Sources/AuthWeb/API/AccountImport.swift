@@ -157,9 +157,9 @@ enum AccountImportAPI {
     static func number(_ v: JSON?, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
         guard let v, !v.isNull else { return value }
         let n: Int64? = v.int64Value ?? v.stringValue.flatMap { Int64($0) }
-        guard let n, n >= Int64(range.lowerBound), n <= Int64(range.upperBound) else {
+        guard let n, n >= Int64(range.lowerBound), n <= Int64(range.upperBound), let value = Int(exactly: n) else {
             throw AuthError(.invalidArgument, "\(name) must be an integer in \(range.lowerBound)…\(range.upperBound)")
         }
-        return Int(n)
+        return value
     }
 }
