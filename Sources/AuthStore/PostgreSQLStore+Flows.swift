@@ -163,6 +163,12 @@ extension PostgreSQLStore: MFAStore {
     public func purgeMFAPending(before: Millis) throws {
         try db.run("DELETE FROM mfa_pending WHERE expires_at < ?", [before])
     }
+
+    @discardableResult
+    public func revokeMFAPending(project: String, localID: String, at: Millis) throws -> Int {
+        try db.run("UPDATE mfa_pending SET consumed_at = ? WHERE project_id = ? AND local_id = ? AND consumed_at IS NULL",
+                   [at, project, localID])
+    }
 }
 
 extension PostgreSQLStore: PushStore {

@@ -82,12 +82,10 @@ extension PostgreSQLStore: SessionStore {
     }
 
     public func account(project: String, providerID: String, rawID: String) throws -> Account? {
-        try db.first("""
-            SELECT \(StoreRecords.accountColumns) FROM accounts
-            WHERE project_id = ? AND EXISTS (SELECT 1 FROM jsonb_array_elements(accounts.providers::jsonb) AS p(value)
+        try readAccount("""
+            EXISTS (SELECT 1 FROM jsonb_array_elements(accounts.providers::jsonb) AS p(value)
                 WHERE p.value->>'providerId' = ? AND p.value->>'rawId' = ?)
-            LIMIT 1
-            """, [project, providerID, rawID], StoreRecords.account)
+            """, [project, providerID, rawID])
     }
 
     public func purgeSessions(now: Millis, retiredBefore: Millis) throws {

@@ -13,6 +13,8 @@ public final class PostgreSQLStore: Transactional, HealthProbe {
     /// Secrets already read: inserted once (first writer wins), never changed.
     var secretCache: [String: [UInt8]] = [:]
     var lastPhonePurge: Millis?
+    /// The accounts the open transaction has read (and locked): only those may be written back.
+    let accountRows = AccountRowGuard()
 
     /// A store on `url` (a libpq URI or `key=value` string; libpq's environment and service files
     /// apply). With `migrate` it connects at once and brings the schema up to date under the
@@ -23,7 +25,14 @@ public final class PostgreSQLStore: Transactional, HealthProbe {
         if migrate { try PostgreSQLMigrations.migrate(db, now: now) }
     }
 
-    public func transaction<T>(_ body: () throws -> T) throws -> T { try db.transaction(body) }
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if db.inTransaction { return try body() }
+        // Each attempt (a deadlock or serialization failure runs the body again) starts afresh.
+        return try db.transaction {
+            accountRows.begin()
+            return try body()
+        }
+    }
 
     public func probe() throws -> Int { try PostgreSQLMigrations.version(db) }
 }
@@ -83,18 +92,26 @@ extension PostgreSQLStore: AccountStore {
     }
 
     public func account(project: String, localID: String) throws -> Account? {
-        try db.first("SELECT \(StoreRecords.accountColumns) FROM accounts WHERE project_id = ? AND local_id = ?", [project, localID],
-                     StoreRecords.account)
+        try readAccount("local_id = ?", [project, localID])
     }
 
     public func account(project: String, email: String) throws -> Account? {
-        try db.first("SELECT \(StoreRecords.accountColumns) FROM accounts WHERE project_id = ? AND email = ?", [project, email.lowercased()],
-                     StoreRecords.account)
+        try readAccount("email = ?", [project, email.lowercased()])
     }
 
     public func account(project: String, phoneNumber: String) throws -> Account? {
-        try db.first("SELECT \(StoreRecords.accountColumns) FROM accounts WHERE project_id = ? AND phone_number = ?", [project, phoneNumber],
-                     StoreRecords.account)
+        try readAccount("phone_number = ?", [project, phoneNumber])
+    }
+
+    /// One account by a condition of this file's. Inside a transaction the row is locked
+    /// (`FOR UPDATE`) until it ends: READ COMMITTED would otherwise let a concurrent writer commit
+    /// between this read and the flow's write, which would then put the old values back.
+    func readAccount(_ condition: String, _ values: [SQLBindable]) throws -> Account? {
+        let lock = db.inTransaction ? " FOR UPDATE" : ""
+        let a = try db.first("SELECT \(StoreRecords.accountColumns) FROM accounts WHERE project_id = ? AND \(condition)\(lock)", values,
+                             StoreRecords.account)
+        if db.inTransaction { accountRows.noteRead(a) }
+        return a
     }
 
     public func insertAccount(_ a: Account) throws {
@@ -102,9 +119,11 @@ extension PostgreSQLStore: AccountStore {
             try db.run("INSERT INTO accounts (\(StoreRecords.accountColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        StoreRecords.accountValues(a))
         } catch { throw mapConstraint(error) }
+        if db.inTransaction { accountRows.noteRead(a) }
     }
 
     public func updateAccount(_ a: Account) throws {
+        try accountRows.checkUpdate(a, inTransaction: db.inTransaction)
         do {
             try db.run("""
                 UPDATE accounts SET email = ?, email_verified = ?, phone_number = ?, display_name = ?, photo_url = ?, password_hash = ?,

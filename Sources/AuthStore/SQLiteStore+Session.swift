@@ -87,12 +87,10 @@ extension SQLiteStore: SessionStore {
     }
 
     public func account(project: String, providerID: String, rawID: String) throws -> Account? {
-        try db.first("""
-            SELECT \(StoreRecords.accountColumns) FROM accounts
-            WHERE project_id = ? AND EXISTS (SELECT 1 FROM json_each(accounts.providers)
+        try readAccount("""
+            EXISTS (SELECT 1 FROM json_each(accounts.providers)
                 WHERE json_extract(value, '$.providerId') = ? AND json_extract(value, '$.rawId') = ?)
-            LIMIT 1
-            """, [project, providerID, rawID], StoreRecords.account)
+            """, [project, providerID, rawID])
     }
 
     public func purgeSessions(now: Millis, retiredBefore: Millis) throws {

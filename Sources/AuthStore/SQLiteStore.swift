@@ -10,6 +10,8 @@ public final class SQLiteStore: Transactional, HealthProbe {
     var secretCache: [String: [UInt8]] = [:]
     /// The `before` of this connection's last phone-record purge.
     var lastPhonePurge: Millis?
+    /// The accounts the open transaction has read: only those may be written back.
+    let accountRows = AccountRowGuard()
 
     /// Opens (creating if needed) and migrates the database at `path`.
     public init(path: String, migrate: Bool = true) throws {
@@ -17,7 +19,13 @@ public final class SQLiteStore: Transactional, HealthProbe {
         if migrate { try Migrations.migrate(db) }
     }
 
-    public func transaction<T>(_ body: () throws -> T) throws -> T { try db.transaction(body) }
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if db.inTransaction { return try body() }
+        return try db.transaction {
+            accountRows.begin()
+            return try body()
+        }
+    }
 
     public func probe() throws -> Int { try Migrations.version(db) }
 }
@@ -81,24 +89,34 @@ extension SQLiteStore: AccountStore {
     }
 
     public func account(project: String, localID: String) throws -> Account? {
-        try db.first("SELECT \(StoreRecords.accountColumns) FROM accounts WHERE project_id = ? AND local_id = ?", [project, localID], StoreRecords.account)
+        try readAccount("local_id = ?", [project, localID])
     }
 
     public func account(project: String, email: String) throws -> Account? {
-        try db.first("SELECT \(StoreRecords.accountColumns) FROM accounts WHERE project_id = ? AND email = ?", [project, email.lowercased()], StoreRecords.account)
+        try readAccount("email = ?", [project, email.lowercased()])
     }
 
     public func account(project: String, phoneNumber: String) throws -> Account? {
-        try db.first("SELECT \(StoreRecords.accountColumns) FROM accounts WHERE project_id = ? AND phone_number = ?", [project, phoneNumber], StoreRecords.account)
+        try readAccount("phone_number = ?", [project, phoneNumber])
+    }
+
+    /// One account by a condition of this file's; inside a transaction it may then be written back.
+    func readAccount(_ condition: String, _ values: [SQLBindable]) throws -> Account? {
+        let a = try db.first("SELECT \(StoreRecords.accountColumns) FROM accounts WHERE project_id = ? AND \(condition)", values,
+                             StoreRecords.account)
+        if db.inTransaction { accountRows.noteRead(a) }
+        return a
     }
 
     public func insertAccount(_ a: Account) throws {
         do {
             try db.run("INSERT INTO accounts (\(StoreRecords.accountColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", StoreRecords.accountValues(a))
         } catch { throw mapConstraint(error) }
+        if db.inTransaction { accountRows.noteRead(a) }
     }
 
     public func updateAccount(_ a: Account) throws {
+        try accountRows.checkUpdate(a, inTransaction: db.inTransaction)
         do {
             try db.run("""
                 UPDATE accounts SET email = ?, email_verified = ?, phone_number = ?, display_name = ?, photo_url = ?, password_hash = ?,

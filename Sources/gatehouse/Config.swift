@@ -315,6 +315,9 @@ struct Config {
             if let d = c.str(s, "cookie_domain", &problems, prefix: q) { p.session.cookieDomain = d }
             c.int(s, "cookie_lifetime_seconds", 300...1_209_600, &problems, prefix: q).map { p.session.cookieLifetimeSeconds = Int64($0) }
             c.int(s, "idle_timeout_seconds", 60...1_209_600, &problems, prefix: q).map { p.session.idleTimeoutSeconds = Int64($0) }
+            c.int(s, "recent_sign_in_seconds", 60...86_400, &problems, prefix: q).map { p.session.recentSignInSeconds = Int64($0) }
+            c.int(s, "refresh_idle_timeout_seconds", 0...315_360_000, &problems, prefix: q).map { p.session.refreshIdleTimeoutSeconds = Int64($0) }
+            c.int(s, "refresh_lifetime_seconds", 0...315_360_000, &problems, prefix: q).map { p.session.refreshLifetimeSeconds = Int64($0) }
             if p.session.cookieDomain == nil, !p.session.cookieName.hasPrefix("__Host-") {
                 problems.append("\(q)cookie_name: without cookie_domain the name must start with __Host-")
             }

@@ -115,7 +115,12 @@ struct StoreContractTests {
             #expect(try s.countAccounts(project: "p") == 3)
             a.displayName = "Ada"
             a.lastLoginAt = 99
-            try s.updateAccount(a)
+            // Written back only inside a transaction that read it.
+            #expect(throws: (any Error).self) { try s.updateAccount(a) }
+            try s.transaction {
+                _ = try s.account(project: "p", localID: a.localID)
+                try s.updateAccount(a)
+            }
             #expect(try s.account(project: "p", localID: "b-user")?.displayName == "Ada")
             #expect(try s.deleteAccount(project: "p", localID: "b-user"))
             #expect(try !s.deleteAccount(project: "p", localID: "b-user"))

@@ -39,7 +39,7 @@ public struct AccountAdmin {
     public static let maxBatch = 1000
     public static let defaultPageSize = 20
 
-    public let store: AccountStore & SessionStore & AuditStore
+    public let store: AccountStore & SessionStore & AuditStore & MFAStore
     public let clock: Clock
     public let random: RandomSource
     public let cache: SessionCache?
@@ -47,7 +47,7 @@ public struct AccountAdmin {
     /// users act on their own account.
     public let actor: String?
 
-    public init(store: AccountStore & SessionStore & AuditStore, clock: Clock, random: RandomSource, cache: SessionCache? = nil,
+    public init(store: AccountStore & SessionStore & AuditStore & MFAStore, clock: Clock, random: RandomSource, cache: SessionCache? = nil,
                 actor: String? = "admin") {
         self.store = store; self.clock = clock; self.random = random; self.cache = cache; self.actor = actor
     }
@@ -114,7 +114,17 @@ public struct AccountAdmin {
             if let d = c.disabled { a.disabled = d }
             if let claims { a.customAttributes = claims }
             try AccountRules.apply(deleteAttributes: c.deleteAttributes, deleteProviders: c.deleteProviders, to: &a)
-            if let list = c.mfaEnrollments { a.mfaEnrollments = try enrollments(list, now: now) }
+            if let list = c.mfaEnrollments {
+                let before = a.mfaEnrollments
+                a.mfaEnrollments = try enrollments(list, now: now)
+                // A factor removed or replaced: whatever signed in with it is revoked, as a withdrawal does.
+                if before.contains(where: { !a.mfaEnrollments.contains($0) }) {
+                    let ended = try Revocation.revokeAll(&a, store: store, now: now)
+                    try store.audit(AuditEvent(projectID: project, event: "revoke", localID: id,
+                                               detail: "second factor removed: refreshTokens=\(ended.tokens) sessions=\(ended.sessions)",
+                                               actor: actor), at: now)
+                }
+            }
             if let v = c.validSince { try revokeLocked(&a, validSince: v, now: now) }
             try store.updateAccount(a)
             try store.audit(AuditEvent(projectID: project, event: "admin_update", localID: id, actor: actor), at: now)
@@ -163,13 +173,20 @@ public struct AccountAdmin {
     }
 
     /// Sets `validSince` and marks stored refresh tokens and sessions revoked. A `validSince` of
-    /// the current second revokes everything issued before this call (not just before the second).
+    /// the current second (or later) revokes every credential that exists when this transaction
+    /// commits, also one a concurrent refresh wrote a moment ago (`Revocation`); an earlier one
+    /// those issued before it.
     func revokeLocked(_ a: inout Account, validSince: Int64, now: Millis) throws {
         guard validSince >= 0 else { throw AuthError(.invalidArgument, "validSince must be a non-negative number of seconds") }
-        a.validSince = validSince
-        let cutoff = validSince >= now / 1000 ? now + 1 : validSince * 1000
-        let tokens = try store.revokeRefreshTokens(project: a.projectID, localID: a.localID, createdBefore: cutoff, at: now)
-        let sessions = try store.revokeSessions(project: a.projectID, localID: a.localID, createdBefore: cutoff, at: now)
+        let tokens: Int, sessions: Int
+        if validSince >= now / 1000 {
+            (tokens, sessions) = try Revocation.revokeAll(&a, store: store, now: now)
+            a.validSince = validSince
+        } else {
+            a.validSince = validSince
+            tokens = try store.revokeRefreshTokens(project: a.projectID, localID: a.localID, createdBefore: validSince * 1000, at: now)
+            sessions = try store.revokeSessions(project: a.projectID, localID: a.localID, createdBefore: validSince * 1000, at: now)
+        }
         try store.audit(AuditEvent(projectID: a.projectID, event: "revoke", localID: a.localID,
                                    detail: "validSince=\(validSince) refreshTokens=\(tokens) sessions=\(sessions)", actor: actor), at: now)
     }

@@ -5,14 +5,16 @@ public struct AccountProfile {
     /// Anonymous sign-ups per client address per hour (each one creates an account).
     public static let signUpsPerIPPerHour = Limits.Rule("signup-ip", max: 100, per: 3600)
 
-    public let store: AccountStore & SessionStore & SigningKeyStore & AuditStore & LimitStore
+    public let store: AccountStore & SessionStore & SigningKeyStore & AuditStore & LimitStore & MFAStore
     public let tokens: TokenService
     public let random: RandomSource
     public let cache: SessionCache?
+    /// The project's window for a recent sign-in (`SessionPolicy.recentSignInSeconds`).
+    public let recentSignInSeconds: Int64
 
-    public init(store: AccountStore & SessionStore & SigningKeyStore & AuditStore & LimitStore, tokens: TokenService,
-                random: RandomSource, cache: SessionCache? = nil) {
-        self.store = store; self.tokens = tokens; self.random = random; self.cache = cache
+    public init(store: AccountStore & SessionStore & SigningKeyStore & AuditStore & LimitStore & MFAStore, tokens: TokenService,
+                random: RandomSource, cache: SessionCache? = nil, recentSignInSeconds: Int64 = SensitiveChange.defaultRecentSeconds) {
+        self.store = store; self.tokens = tokens; self.random = random; self.cache = cache; self.recentSignInSeconds = recentSignInSeconds
     }
 
     /// User-facing update. `customAttributes` → `INSUFFICIENT_PERMISSION`; `disableUser`,
@@ -26,7 +28,11 @@ public struct AccountProfile {
         if c.phoneNumber != nil { throw AuthError(.operationNotAllowed, "Change the phone number by signing in with it.") }
         let now = tokens.clock.now()
         let updated: Account = try store.transaction {
-            var (a, _) = try Accounts(store: store, tokens: tokens).account(forIDToken: idToken, project: project)
+            var (a, token) = try Accounts(store: store, tokens: tokens).account(forIDToken: idToken, project: project)
+            // Unlinking a provider or removing the email or phone changes how one signs in.
+            if !c.deleteProviders.isEmpty || c.deleteAttributes.contains(where: { $0 != "DISPLAY_NAME" && $0 != "PHOTO_URL" }) {
+                try SensitiveChange.check(a, proof: SignInProof(token), now: now, recentSeconds: recentSignInSeconds)
+            }
             if let n = c.displayName { a.displayName = try AccountRules.text(n, "displayName") }
             if let u = c.photoURL { a.photoURL = try AccountRules.text(u, "photoUrl") }
             try AccountRules.apply(deleteAttributes: c.deleteAttributes, deleteProviders: c.deleteProviders, to: &a)
@@ -40,7 +46,8 @@ public struct AccountProfile {
 
     /// Deletes the account the ID token names, with its tokens and sessions.
     public func delete(idToken: String?, project: String) throws {
-        let (a, _) = try Accounts(store: store, tokens: tokens).account(forIDToken: idToken, project: project)
+        let (a, token) = try Accounts(store: store, tokens: tokens).account(forIDToken: idToken, project: project)
+        try SensitiveChange.check(a, proof: SignInProof(token), now: tokens.clock.now(), recentSeconds: recentSignInSeconds)
         try AccountAdmin(store: store, clock: tokens.clock, random: random, cache: cache, actor: nil).delete(project: project, localID: a.localID)
     }
 

@@ -17,6 +17,7 @@ public struct Accounts {
         let verified = try tokens.verify(token, kind: .idToken, project: project, store: store)
         guard let account = try store.account(project: project, localID: verified.uid) else { throw AuthError(.userNotFound) }
         if verified.issuedAt < account.validSince { throw AuthError(.tokenExpired) }
+        if !SensitiveChange.factorStillEnrolled(verified.secondFactor, in: account) { throw AuthError(.tokenExpired) }
         if account.disabled { throw AuthError(.userDisabled) }
         return (account, verified)
     }

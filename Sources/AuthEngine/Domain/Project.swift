@@ -79,6 +79,13 @@ public struct SessionPolicy: Sendable, Equatable {
     public var cookieLifetimeSeconds: Int64 = 14 * 86400  // 5 min … 14 days
     public var idleTimeoutSeconds: Int64 = 1800
     public var refreshReuseGraceSeconds: Int64 = 10
+    /// A sensitive change needs a sign-in at most this old (`SensitiveChange`).
+    public var recentSignInSeconds: Int64 = SensitiveChange.defaultRecentSeconds
+    /// A refresh family unused this long ends (0: never). Firebase's never end; 90 days ends the
+    /// tokens of lost devices and forgotten copies, and an app in use refreshes hourly.
+    public var refreshIdleTimeoutSeconds: Int64 = 90 * 86400
+    /// A refresh family ends this long after its sign-in, used or not (0: never, as Firebase).
+    public var refreshLifetimeSeconds: Int64 = 0
     public init() {}
 }
 

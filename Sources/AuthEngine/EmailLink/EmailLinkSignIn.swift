@@ -23,7 +23,7 @@ extension EmailLinks {
         guard project.emailLink.enabled else { throw AuthError(.operationNotAllowed) }
         guard let rawEmail = nonEmpty(rawEmail) else { throw AuthError(.missingEmail) }
         guard let code = nonEmpty(oobCode) else { throw AuthError(.missingOobCode) }
-        let linking = try nonEmpty(idToken).map { try accounts.account(forIDToken: $0, project: project.id).0 }
+        let linking = try nonEmpty(idToken).map { try accounts.account(forIDToken: $0, project: project.id) }
         let record = try usableRecord(code, type: .emailSignIn)
         let email = EmailAddress.canonical(rawEmail)
         let mismatchKey = Hex.encode(record.codeHash)
@@ -39,9 +39,11 @@ extension EmailLinks {
             let owner = try store.account(project: project.id, email: email)
             var account: Account
             var isNew = false
-            if let linking {
-                if let owner, owner.localID != linking.localID { throw AuthError(.emailExists) }
-                guard let fresh = try store.account(project: project.id, localID: linking.localID) else { throw AuthError(.userNotFound) }
+            if let (linked, token) = linking {
+                if let owner, owner.localID != linked.localID { throw AuthError(.emailExists) }
+                guard let fresh = try store.account(project: project.id, localID: linked.localID) else { throw AuthError(.userNotFound) }
+                // Linking sets or replaces the account's email: a sensitive change.
+                try SensitiveChange.check(fresh, proof: SignInProof(token), now: now, recentSeconds: project.session.recentSignInSeconds)
                 account = fresh
             } else if let owner {
                 account = owner

@@ -54,14 +54,15 @@ public struct PhoneMFA {
     public func startEnrolment(idToken: String?, _ request: CodeRequest) throws -> PhoneSignIn.SendResult {
         try requireEnabled()
         let (account, verified) = try accounts.account(forIDToken: idToken, project: project.id)
-        return try startEnrolment(account: account, firstFactor: verified.signInProvider, request)
+        return try startEnrolment(account: account, proof: SignInProof(verified), request)
     }
 
-    /// Enrolment started for a signed-in `account` whose sign-in used `firstFactor` (the hosted
-    /// account page: a session instead of an ID token). The rules are the wire's.
-    public func startEnrolment(account: Account, firstFactor: String, _ request: CodeRequest) throws -> PhoneSignIn.SendResult {
+    /// Enrolment started for a signed-in `account` whose sign-in `proof` is a session's (the
+    /// hosted account page) or an ID token's. The rules are the wire's.
+    public func startEnrolment(account: Account, proof: SignInProof, _ request: CodeRequest) throws -> PhoneSignIn.SendResult {
         try requireEnabled()
-        try checkEligible(account, firstFactor: firstFactor)
+        try checkEligible(account, firstFactor: proof.firstFactor)
+        try checkRecent(account, proof)
         guard request.infoPresent else { throw AuthError(.invalidArgument, "((Missing phoneEnrollmentInfo.))") }
         let number = try PhoneSignIn.parse(request.phoneNumber, project: project)
         try checkNewFactor(number.e164, on: account)
@@ -87,17 +88,22 @@ public struct PhoneMFA {
                                 remoteAddress: String, infoPresent: Bool = true) throws -> (account: Account, enrollment: MFAEnrollment, tokens: IssuedTokens) {
         try requireEnabled()
         let (account, verified) = try accounts.account(forIDToken: idToken, project: project.id)
-        let done = try finishEnrolment(account: account, firstFactor: verified.signInProvider, sessionInfo: sessionInfo, code: code,
+        let done = try finishEnrolment(account: account, proof: SignInProof(verified), sessionInfo: sessionInfo, code: code,
                                        displayName: displayName, remoteAddress: remoteAddress, issueTokens: true, infoPresent: infoPresent)
         guard let tokens = done.tokens else { throw AuthError(.internalError, "enrolment issued no tokens") }
         return (done.account, done.enrollment, tokens)
     }
 
-    /// Enrolment finished for a signed-in `account` (see `startEnrolment(account:…)`).
-    public func finishEnrolment(account: Account, firstFactor: String, sessionInfo: String?, code: String?, displayName: String?,
+    /// Enrolment finished for a signed-in `account` (see `startEnrolment(account:…)`). The first
+    /// factor a user enrols ends every other session and refresh family of theirs (as "sign out
+    /// other devices" does): whoever copied a credential before is out, and the caller's new
+    /// tokens (or the hosted page's new session) carry the factor.
+    public func finishEnrolment(account: Account, proof: SignInProof, sessionInfo: String?, code: String?, displayName: String?,
                                 remoteAddress: String, issueTokens: Bool, infoPresent: Bool = true) throws -> Enrolled {
         try requireEnabled()
-        try checkEligible(account, firstFactor: firstFactor)
+        try checkEligible(account, firstFactor: proof.firstFactor)
+        try checkRecent(account, proof)
+        let firstFactor = proof.firstFactor
         guard infoPresent else { throw AuthError(.invalidArgument, "((Missing phoneVerificationInfo.))") }
         let name = try PhoneMFA.displayName(displayName)
         let (enrolled, enrollment, pending) = try phone.verifyCode(
@@ -105,10 +111,17 @@ public struct PhoneMFA {
             remoteAddress: remoteAddress) { record -> (Account, MFAEnrollment, SignInTokens.Pending?) in
             guard var fresh = try store.account(project: project.id, localID: account.localID) else { throw AuthError(.userNotFound) }
             if fresh.disabled { throw AuthError(.userDisabled) }
-            try checkNewFactor(record.phoneNumber, on: fresh)
             let now = clock.now()
+            // Checked again on the account as it is now: a factor added or removed meanwhile changes the rule.
+            try checkRecent(fresh, proof, now: now)
+            try checkNewFactor(record.phoneNumber, on: fresh)
             let enrollment = MFAEnrollment(enrollmentID: newEnrollmentID(in: fresh), phoneNumber: record.phoneNumber,
                                            displayName: name, enrolledAt: now)
+            if fresh.mfaEnrollments.isEmpty {
+                let ended = try Revocation.revokeAll(&fresh, store: store, now: now)
+                try store.audit(AuditEvent(projectID: project.id, event: "revoke", localID: fresh.localID, remoteAddress: remoteAddress,
+                                           detail: "first second factor: refreshTokens=\(ended.tokens) sessions=\(ended.sessions)"), at: now)
+            }
             fresh.mfaEnrollments.append(enrollment)
             if issueTokens { fresh.lastRefreshAt = now }
             try store.updateAccount(fresh)
@@ -130,15 +143,15 @@ public struct PhoneMFA {
     public func withdraw(idToken: String?, enrollmentID: String?, remoteAddress: String) throws -> (account: Account, tokens: IssuedTokens) {
         try requireEnabled()
         let (account, verified) = try accounts.account(forIDToken: idToken, project: project.id)
-        let done = try withdraw(account: account, firstFactor: verified.signInProvider, authTime: verified.authTime,
-                                enrollmentID: enrollmentID, remoteAddress: remoteAddress, issueTokens: true)
+        let done = try withdraw(account: account, proof: SignInProof(verified), enrollmentID: enrollmentID,
+                                remoteAddress: remoteAddress, issueTokens: true)
         guard let tokens = done.tokens else { throw AuthError(.internalError, "withdrawal issued no tokens") }
         return (done.account, tokens)
     }
 
     /// Withdrawal for a signed-in `account` (the hosted account page, which then starts a new
     /// session of its own: every earlier one is revoked here).
-    public func withdraw(account: Account, firstFactor: String, authTime: Int64, enrollmentID: String?, remoteAddress: String,
+    public func withdraw(account: Account, proof: SignInProof, enrollmentID: String?, remoteAddress: String,
                          issueTokens: Bool) throws -> (account: Account, tokens: IssuedTokens?) {
         try requireEnabled()
         guard let enrollmentID, !enrollmentID.isEmpty else { throw AuthError(.missingMFAEnrollmentID) }
@@ -146,17 +159,19 @@ public struct PhoneMFA {
             guard var fresh = try store.account(project: project.id, localID: account.localID) else { throw AuthError(.userNotFound) }
             guard fresh.mfaEnrollments.contains(where: { $0.enrollmentID == enrollmentID }) else { throw AuthError(.mfaEnrollmentNotFound) }
             let now = clock.now()
+            try checkRecent(fresh, proof, now: now)
             fresh.mfaEnrollments.removeAll { $0.enrollmentID == enrollmentID }
-            // Tokens issued before this second are revoked; the new ones are issued after it.
-            fresh.validSince = now / 1000
+            // Every credential issued before is revoked; the new ones are issued after.
+            try Revocation.revokeAll(&fresh, store: store, now: now)
             if issueTokens { fresh.lastRefreshAt = now }
             try store.updateAccount(fresh)
-            _ = try store.revokeRefreshTokens(project: project.id, localID: fresh.localID, createdBefore: now + 1, at: now)
-            _ = try store.revokeSessions(project: project.id, localID: fresh.localID, createdBefore: now + 1, at: now)
             try store.audit(AuditEvent(projectID: project.id, event: "mfa.withdraw", localID: fresh.localID, remoteAddress: remoteAddress,
                                        detail: enrollmentID), at: now)
+            // The caller keeps the second factor it passed unless that is the one removed.
+            let kept = proof.secondFactor.flatMap { $0.identifier == enrollmentID ? nil : $0 }
             let pending = issueTokens
-                ? try SignInTokens(tokens: tokens, store: store, random: random).record(for: fresh, provider: firstFactor, authTime: authTime)
+                ? try SignInTokens(tokens: tokens, store: store, random: random).record(
+                    for: fresh, provider: proof.firstFactor, authTime: proof.authTime, secondFactor: kept)
                 : nil
             return (fresh, pending)
         }
@@ -168,6 +183,12 @@ public struct PhoneMFA {
         do { try checkEligible(account, firstFactor: firstFactor); return nil } catch let e as AuthError { return e } catch {
             return AuthError(.internalError)
         }
+    }
+
+    /// A factor's change needs a recent sign-in that passed a factor the account still has
+    /// (`SensitiveChange`).
+    func checkRecent(_ account: Account, _ proof: SignInProof, now: Millis? = nil) throws {
+        try SensitiveChange.check(account, proof: proof, now: now ?? clock.now(), recentSeconds: project.session.recentSignInSeconds)
     }
 
     func checkEligible(_ account: Account, firstFactor: String) throws {

@@ -179,7 +179,10 @@ extension PhoneSignIn {
             guard let owner else { throw AuthError(.userNotFound) }
             account = owner
         } else if linking {
-            account = try Accounts(store: store, tokens: tokens).account(forIDToken: request.idToken, project: project.id).0
+            let token: VerifiedToken
+            (account, token) = try Accounts(store: store, tokens: tokens).account(forIDToken: request.idToken, project: project.id)
+            // Linking or changing the phone changes how one signs in.
+            try SensitiveChange.check(account, proof: SignInProof(token), now: now, recentSeconds: project.session.recentSignInSeconds)
             if let owner, owner.localID != account.localID {
                 if viaProof { throw AuthError(.phoneNumberExists) }
                 return try mintProof(e164, at: now)

@@ -27,4 +27,7 @@ public protocol MFAStore: Transactional {
     func consumeMFAPending(hash: [UInt8], now: Millis) throws -> Bool
     /// Deletes those that expired before `before`.
     func purgeMFAPending(before: Millis) throws
+    /// Marks every unconsumed pending sign-in of a user consumed (a revocation); returns how many.
+    @discardableResult
+    func revokeMFAPending(project: String, localID: String, at: Millis) throws -> Int
 }

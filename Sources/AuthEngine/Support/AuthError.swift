@@ -65,6 +65,7 @@ public struct AuthError: Error, Equatable, CustomStringConvertible {
         case tokenExpired = "TOKEN_EXPIRED"
         case userNotFound = "USER_NOT_FOUND"
         case userDisabled = "USER_DISABLED"
+        case credentialTooOld = "CREDENTIAL_TOO_OLD_LOGIN_AGAIN"
         case missingLocalID = "MISSING_LOCAL_ID"
         case duplicateLocalID = "DUPLICATE_LOCAL_ID"
         case missingUserAccount = "MISSING_USER_ACCOUNT"

@@ -33,30 +33,48 @@ public struct RefreshTokens {
     /// - `grantType` missing → `MISSING_GRANT_TYPE`; not `refresh_token` → `INVALID_GRANT_TYPE`.
     /// - token missing → `MISSING_REFRESH_TOKEN`; unknown or of another project → `INVALID_REFRESH_TOKEN`.
     /// - family revoked, or issued before the user's `validSince`, or reused outside the grace
-    ///   window → `TOKEN_EXPIRED`; user deleted → `USER_NOT_FOUND`; disabled → `USER_DISABLED`.
-    public func refresh(grantType: String?, refreshToken: String?, project: String, graceSeconds: Int64) throws -> Result {
+    ///   window, or unused for `idleTimeoutSeconds`, or older than `lifetimeSeconds` since its
+    ///   sign-in (0: no limit), or bound to a second factor the user no longer has →
+    ///   `TOKEN_EXPIRED`; user deleted → `USER_NOT_FOUND`; disabled → `USER_DISABLED`.
+    public func refresh(grantType: String?, refreshToken: String?, project: String, graceSeconds: Int64,
+                        idleTimeoutSeconds: Int64 = 0, lifetimeSeconds: Int64 = 0) throws -> Result {
         guard let grantType, !grantType.isEmpty else { throw AuthError(.missingGrantType) }
         guard grantType == "refresh_token" else { throw AuthError(.invalidGrantType) }
         guard let refreshToken, !refreshToken.isEmpty else { throw AuthError(.missingRefreshToken) }
         guard refreshToken.utf8.count <= 512 else { throw AuthError(.invalidRefreshToken) }
         let hash = SignInTokens.hash(refreshToken: refreshToken)
-        let now = tokens.clock.now()
-        let secret = try store.secret(named: "refresh") ?? store.insertSecretIfAbsent(named: "refresh", value: random.bytes(32), at: now)
+        let secret = try store.secret(named: "refresh")
+            ?? store.insertSecretIfAbsent(named: "refresh", value: random.bytes(32), at: tokens.clock.now())
         let next = RefreshTokens.successor(of: refreshToken, key: secret)
         let nextHash = SignInTokens.hash(refreshToken: next)
 
+        var reusedAt: Millis = 0
         let outcome: Outcome = try store.transaction {
-            guard let record = try store.refreshToken(hash: hash), record.projectID == project else {
+            guard let seen = try store.refreshToken(hash: hash), seen.projectID == project else {
                 throw AuthError(.invalidRefreshToken)
             }
+            // The user's row first: a revocation, a disable or a factor change holds it while it
+            // writes, so this refresh either commits before it (and its successor is revoked with
+            // the rest) or waits and reads, below, what it wrote. The clock is read after the
+            // wait, so a request that waited is not taken for a reuse from the past.
+            let locked = try store.account(project: project, localID: seen.localID)
+            guard let record = try store.refreshToken(hash: hash) else { throw AuthError(.invalidRefreshToken) }
+            let now = tokens.clock.now()
+            reusedAt = now
             if record.revokedAt != nil { throw AuthError(.tokenExpired) }
-            if let rotated = record.rotatedAt, now - rotated > graceSeconds * 1000 || now < rotated {
+            if let rotated = record.rotatedAt, now - rotated > graceSeconds * 1000 || rotated - now > graceSeconds * 1000 {
                 try store.revokeRefreshFamily(record.familyID, project: record.projectID, localID: record.localID, at: now)
                 return .reused(familyID: record.familyID, localID: record.localID)
             }
-            guard var account = try store.account(project: project, localID: record.localID) else { throw AuthError(.userNotFound) }
+            guard var account = locked else { throw AuthError(.userNotFound) }
             if account.disabled { throw AuthError(.userDisabled) }
             if record.createdAt / 1000 < account.validSince { throw AuthError(.tokenExpired) }
+            if idleTimeoutSeconds > 0, record.rotatedAt == nil, now - record.createdAt > idleTimeoutSeconds * 1000 {
+                throw AuthError(.tokenExpired)
+            }
+            if lifetimeSeconds > 0, now / 1000 - record.authTime > lifetimeSeconds { throw AuthError(.tokenExpired) }
+            let factor = record.secondFactor.map { SecondFactor(identifier: $0) }
+            if !SensitiveChange.factorStillEnrolled(factor, in: account) { throw AuthError(.tokenExpired) }
             // First use rotates and stores the successor; a retry inside the grace window gets the
             // same successor again, as long as it is itself still unused.
             if record.rotatedAt == nil, try store.markRefreshTokenRotated(hash: hash, at: now) {
@@ -74,11 +92,9 @@ public struct RefreshTokens {
             account.lastRefreshAt = now
             try store.updateAccount(account)
             let idToken = try tokens.mintIDToken(for: account, provider: record.provider, store: store, authTime: record.authTime,
-                                                 secondFactor: record.secondFactor.map { SecondFactor(identifier: $0) },
-                                                 developerClaims: record.developerClaims)
+                                                 secondFactor: factor, developerClaims: record.developerClaims)
             return .issued(Result(idToken: idToken, refreshToken: next, expiresIn: TokenService.idTokenLifetime, localID: account.localID))
         }
-
 
         switch outcome {
         case let .issued(result):
@@ -86,7 +102,7 @@ public struct RefreshTokens {
         case let .reused(family, localID):
             Log.warning("refresh token reuse detected: family \(family.prefix(6))… of a user in \(project) revoked")
             try? store.audit(AuditEvent(projectID: project, event: "refresh_token_reuse", localID: localID,
-                                        detail: "family revoked", outcome: "refused"), at: now)
+                                        detail: "family revoked", outcome: "refused"), at: reusedAt)
             throw AuthError(.tokenExpired)
         }
     }

@@ -149,6 +149,8 @@ public struct Sessions {
         guard let account = state.account else { return .signedOut(.userNotFound) }
         if account.disabled { return .signedOut(.userDisabled) }
         if token.issuedAt < account.validSince { return .signedOut(.tokenRevoked) }
+        // A session that passed a second factor the user no longer has stands for nothing.
+        if !SensitiveChange.factorStillEnrolled(token.secondFactor, in: account) { return .signedOut(.tokenRevoked) }
         return .signedIn(SessionIdentity(account: account, provider: token.signInProvider, authTime: token.authTime,
                                          issuedAt: token.issuedAt, expiresAt: token.expiresAt, idleTimeoutSeconds: s.idleTimeoutSeconds,
                                          secondFactor: token.secondFactor))

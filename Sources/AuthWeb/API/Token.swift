@@ -7,7 +7,9 @@ enum TokenAPI {
     /// `POST /securetoken.googleapis.com/v1/token`, JSON or form body, snake_case response.
     static func refresh(_ ctx: inout Context) throws -> Response {
         let r = try ctx.refreshTokens.refresh(grantType: ctx.string("grantType"), refreshToken: ctx.string("refreshToken"),
-                                              project: ctx.project.id, graceSeconds: ctx.project.session.refreshReuseGraceSeconds)
+                                              project: ctx.project.id, graceSeconds: ctx.project.session.refreshReuseGraceSeconds,
+                                              idleTimeoutSeconds: ctx.project.session.refreshIdleTimeoutSeconds,
+                                              lifetimeSeconds: ctx.project.session.refreshLifetimeSeconds)
         return .json(.obj(
             ("access_token", r.idToken),
             ("expires_in", String(r.expiresIn)),

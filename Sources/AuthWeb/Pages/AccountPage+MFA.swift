@@ -14,8 +14,6 @@ extension AccountPage {
     static let enrolPurpose = "mfa-enrol"
     static let enrolVerifyPurpose = "mfa-enrol-verify"
     static let removePurpose = "mfa-remove"
-    /// Enrolling needs a sign-in this recent (the session's `auth_time`), in seconds.
-    static let recentSignInSeconds: Int64 = 300
 
     static func mfaFlow(_ ctx: Context) -> PhoneMFA { MFAAPI.flow(ctx) }
 
@@ -58,7 +56,10 @@ extension AccountPage {
         if let refusal = mfaFlow(ctx).enrolmentRefusal(id.account, firstFactor: id.provider) {
             return refusal.code == .unverifiedEmail ? (s["account.mfa.needs_email"] ?? "", true) : (s["account.mfa.needs_provider"] ?? "", true)
         }
-        if ctx.now / 1000 - id.authTime > recentSignInSeconds { return (s["account.mfa.needs_recent"] ?? "", true) }
+        if (try? SensitiveChange.check(id.account, proof: SignInProof(id), now: ctx.now,
+                                       recentSeconds: ctx.project.session.recentSignInSeconds)) == nil {
+            return (s["account.mfa.needs_recent"] ?? "", true)
+        }
         return nil
     }
 
@@ -121,7 +122,7 @@ extension AccountPage {
         let name = String((f["displayName"] ?? "").prefix(128))
         if enrolBlocker(ctx, id) != nil { return try enrolPage(ctx, id, continueURL: back, status: 403) }
         do {
-            let r = try mfaFlow(ctx).startEnrolment(account: id.account, firstFactor: id.provider, PhoneMFA.CodeRequest(
+            let r = try mfaFlow(ctx).startEnrolment(account: id.account, proof: SignInProof(id), PhoneMFA.CodeRequest(
                 phoneNumber: f["phoneNumber"], appToken: f["appToken"], appID: PhonePage.appID, remoteAddress: ctx.request.remoteAddress,
                 composeSMS: SMSText.composer(ctx)))
             if r.smsQueued { ctx.app.outboxNotifier() }
@@ -143,7 +144,7 @@ extension AccountPage {
         let name = f["displayName"] ?? ""
         let code = f["code"].map { String($0.filter { !$0.isWhitespace && $0 != "-" }) }
         do {
-            let done = try mfaFlow(ctx).finishEnrolment(account: id.account, firstFactor: id.provider, sessionInfo: session, code: code,
+            let done = try mfaFlow(ctx).finishEnrolment(account: id.account, proof: SignInProof(id), sessionInfo: session, code: code,
                                                         displayName: name, remoteAddress: ctx.request.remoteAddress, issueTokens: false)
             var response = Response.redirect(to: back ?? "/__/auth/account?enrolled=1&hl=" + PercentEncoding.encode(ctx.locale))
             try SessionCookie.set(for: done.account, provider: id.provider, authTime: id.authTime,
@@ -164,8 +165,8 @@ extension AccountPage {
         let enrollmentID = ctx.request.formField("enrollmentId")
         let kept = id.secondFactor.flatMap { $0.identifier == enrollmentID ? nil : $0 }
         do {
-            let done = try mfaFlow(ctx).withdraw(account: id.account, firstFactor: id.provider, authTime: id.authTime,
-                                                 enrollmentID: enrollmentID, remoteAddress: ctx.request.remoteAddress, issueTokens: false)
+            let done = try mfaFlow(ctx).withdraw(account: id.account, proof: SignInProof(id), enrollmentID: enrollmentID,
+                                                 remoteAddress: ctx.request.remoteAddress, issueTokens: false)
             ctx.app.sessionCache.evict(project: ctx.project.id, localID: done.account.localID)
             var response = Response.redirect(to: "/__/auth/account?removed=1&hl=" + PercentEncoding.encode(ctx.locale))
             try SessionCookie.set(for: done.account, provider: id.provider, authTime: id.authTime, secondFactor: kept,
@@ -173,6 +174,9 @@ extension AccountPage {
             return response
         } catch let e as AuthError where e.code == .mfaEnrollmentNotFound || e.code == .missingMFAEnrollmentID {
             return .redirect(to: "/__/auth/account")
+        } catch let e as AuthError where e.code == .credentialTooOld {
+            // Removing a factor needs a recent sign-in that passed one: sign in again, then back here.
+            return .redirect(to: "/__/auth/signin?continueUrl=" + PercentEncoding.encode(ctx.origin + "/__/auth/account"))
         }
     }
 

@@ -46,8 +46,7 @@ struct EmailActionCodeTests {
         r.idToken = try f.idToken(for: a)
         let stale = try f.send(r).oobCode
         let late = try f.send(r).oobCode
-        a.email = "max2@example.com"
-        try f.store.updateAccount(a)
+        try f.store.change(project: a.projectID, localID: a.localID) { $0.email = "max2@example.com" }
         #expect(authError { _ = try f.flows.applyVerifyEmail(oobCode: stale) }?.code == .invalidOobCode)
         f.clock.advance(seconds: 3600)
         #expect(authError { _ = try f.flows.applyVerifyEmail(oobCode: late) }?.code == .expiredOobCode)

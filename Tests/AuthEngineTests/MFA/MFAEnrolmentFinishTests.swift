@@ -48,8 +48,9 @@ struct MFAEnrolmentFinishTests {
     func secondFactorNoName() throws {
         let f = try F()
         let (account, idToken) = try f.user()
-        let one = try f.enrol(idToken, F.phone).enrollment
-        let two = try f.enrol(idToken, F.testNumber).enrollment
+        let enrolled = try f.enrol(idToken, F.phone)
+        let one = enrolled.enrollment
+        let two = try f.enrol(enrolled.tokens.idToken, F.testNumber).enrollment
         #expect(one.displayName == nil && two.displayName == nil)
         #expect(one.enrollmentID != two.enrollmentID)
         #expect(try f.account(account.localID).mfaEnrollments.map(\.phoneNumber) == [F.phone, F.testNumber])
@@ -123,8 +124,8 @@ struct MFAEnrolmentFinishTests {
         let (_, idToken) = try f.user()
         let sent = try f.startEnrolment(idToken, F.phone)
         let code = try f.code(to: F.phone)
-        _ = try f.finishEnrolment(idToken, sent.sessionInfo, code)
-        #expect(wireError { try f.finishEnrolment(idToken, sent.sessionInfo, code) } == "SESSION_EXPIRED")
+        let withFactor = try f.finishEnrolment(idToken, sent.sessionInfo, code).tokens.idToken
+        #expect(wireError { try f.finishEnrolment(withFactor, sent.sessionInfo, code) } == "SESSION_EXPIRED")
     }
 
     @Test("a disabled user cannot enrol")
@@ -132,9 +133,7 @@ struct MFAEnrolmentFinishTests {
         let f = try F()
         let (account, idToken) = try f.user()
         let sent = try f.startEnrolment(idToken, F.phone)
-        var a = try f.account(account.localID)
-        a.disabled = true
-        try f.store.updateAccount(a)
+        try f.store.change(project: account.projectID, localID: account.localID) { $0.disabled = true }
         #expect(wireError { try f.finishEnrolment(idToken, sent.sessionInfo, try f.code(to: F.phone)) } == "USER_DISABLED")
         #expect(try f.account(account.localID).mfaEnrollments.isEmpty)
     }

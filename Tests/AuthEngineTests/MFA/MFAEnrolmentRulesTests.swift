@@ -97,8 +97,8 @@ struct MFAEnrolmentRulesTests {
     @Test("the same number twice is SECOND_FACTOR_EXISTS, however it is written")
     func sameNumberTwice() throws {
         let f = try F()
-        let (_, idToken) = try f.user()
-        try f.enrol(idToken, F.phone)
+        let (_, first) = try f.user()
+        let idToken = try f.enrol(first, F.phone).tokens.idToken
         let sent = try f.sms().count
         let expected = "SECOND_FACTOR_EXISTS : Phone number already enrolled as second factor for this account."
         #expect(wireError { try f.startEnrolment(idToken, F.phone) } == expected)
@@ -116,8 +116,11 @@ struct MFAEnrolmentRulesTests {
         let b = try f.startEnrolment(idToken, F.phone, ip: "192.0.2.9")
         let codeB = try f.code(to: F.phone)
         #expect(a.sessionInfo != b.sessionInfo)
-        _ = try f.finishEnrolment(idToken, a.sessionInfo, codeA)
+        let withFactor = try f.finishEnrolment(idToken, a.sessionInfo, codeA).tokens.idToken
+        // The token B started with passed no second factor, which the account now has.
         #expect(wireError { try f.finishEnrolment(idToken, b.sessionInfo, codeB) }
+                == "CREDENTIAL_TOO_OLD_LOGIN_AGAIN : \(SensitiveChange.secondFactorDetail)")
+        #expect(wireError { try f.finishEnrolment(withFactor, b.sessionInfo, codeB) }
                 == "SECOND_FACTOR_EXISTS : Phone number already enrolled as second factor for this account.")
         #expect(try f.account(account.localID).mfaEnrollments.count == 1)
     }
@@ -125,8 +128,9 @@ struct MFAEnrolmentRulesTests {
     @Test("five factors are the most: a sixth is SECOND_FACTOR_LIMIT_EXCEEDED")
     func limit() throws {
         let f = try F()
-        let (account, idToken) = try f.user()
-        for i in 1...5 { try f.enrol(idToken, "+3361111111\(i)") }
+        let (account, first) = try f.user()
+        var idToken = first
+        for i in 1...5 { idToken = try f.enrol(idToken, "+3361111111\(i)").tokens.idToken }
         #expect(try f.account(account.localID).mfaEnrollments.count == 5)
         let sent = try f.sms().count
         #expect(wireError { try f.startEnrolment(idToken, "+33611111116") } == "SECOND_FACTOR_LIMIT_EXCEEDED")
@@ -136,8 +140,9 @@ struct MFAEnrolmentRulesTests {
     @Test("a fifth factor whose code was sent before another enrolment filled the account is refused at finish")
     func limitAtFinish() throws {
         let f = try F()
-        let (account, idToken) = try f.user()
-        for i in 1...4 { try f.enrol(idToken, "+3361111111\(i)") }
+        let (account, first) = try f.user()
+        var idToken = first
+        for i in 1...4 { idToken = try f.enrol(idToken, "+3361111111\(i)").tokens.idToken }
         let late = try f.startEnrolment(idToken, "+33611111115")
         let lateCode = try f.code(to: "+33611111115")
         try f.enrol(idToken, "+33611111116")

@@ -63,8 +63,9 @@ struct MFAPhoneFirstFactorTests {
         let f = try F()
         let (account, idToken) = try f.user()
         let (sessionInfo, code) = try firstFactorCode(f)
-        try f.enrol(idToken, F.phone)
-        let fresh = try f.tokens.mintIDToken(for: try f.account(account.localID), provider: "password", store: f.store)
+        let enrollment = try f.enrol(idToken, F.phone).enrollment
+        let fresh = try f.tokens.mintIDToken(for: try f.account(account.localID), provider: "password", store: f.store,
+                                             secondFactor: SecondFactor(identifier: enrollment.enrollmentID))
         #expect(wireError { try f.phone.signIn(.init(sessionInfo: sessionInfo, code: code, idToken: fresh, operation: .link,
                                                      remoteAddress: F.ip)) } == Self.unsupported)
         #expect(try f.account(account.localID).phoneNumber == nil)
@@ -75,7 +76,8 @@ struct MFAPhoneFirstFactorTests {
         let f = try F()
         let (account, _, _) = try phoneUserWithFactor(f)
         let enrollment = try #require(try f.account(account.localID).mfaEnrollments.first)
-        let idToken = try f.tokens.mintIDToken(for: try f.account(account.localID), provider: "password", store: f.store)
+        let idToken = try f.tokens.mintIDToken(for: try f.account(account.localID), provider: "password", store: f.store,
+                                               secondFactor: SecondFactor(identifier: enrollment.enrollmentID))
         _ = try f.mfa.withdraw(idToken: idToken, enrollmentID: enrollment.enrollmentID, remoteAddress: F.ip)
         let (sessionInfo, code) = try firstFactorCode(f)
         guard case let .signedIn(signedIn, tokens?, _) = try f.phone.signIn(.init(sessionInfo: sessionInfo, code: code, remoteAddress: F.ip)) else {

@@ -27,8 +27,9 @@ struct MFASignInTests {
     func severalFactors() throws {
         let f = try F()
         let (_, idToken) = try f.user()
-        let first = try f.enrol(idToken, F.phone).enrollment
-        let second = try f.enrol(idToken, F.otherPhone, name: "spare").enrollment
+        let enrolled = try f.enrol(idToken, F.phone)
+        let first = enrolled.enrollment
+        let second = try f.enrol(enrolled.tokens.idToken, F.otherPhone, name: "spare").enrollment
         let c = try f.challenge()
         #expect(c.enrollments == [first, second])
         let sent = try f.startSignIn(c.pendingCredential, second.enrollmentID)
@@ -108,8 +109,9 @@ struct MFASignInTests {
     @Test("an enrolment code cannot finish a second-factor sign-in, nor the reverse")
     func enrolmentCodeRefused() throws {
         let f = try F()
-        let (account, idToken) = try f.user()
-        let enrollment = try f.enrol(idToken, F.phone).enrollment
+        let (account, first) = try f.user()
+        let enrolled = try f.enrol(first, F.phone)
+        let (enrollment, idToken) = (enrolled.enrollment, enrolled.tokens.idToken)
         let enrolment = try f.startEnrolment(idToken, F.otherPhone)
         let enrolCode = try f.code(to: F.otherPhone)
         let c = try f.challenge()
@@ -141,9 +143,8 @@ struct MFASignInTests {
         let sent = try f.startSignIn(c.pendingCredential, enrollment.enrollmentID)
         let code = try f.code(to: F.phone)
         let refreshTokens = try f.store.db.rows("SELECT COUNT(*) FROM refresh_tokens") { $0.int(0) }
-        var a = try f.account(account.localID)
-        a.disabled = true
-        try f.store.updateAccount(a)
+        let a = try f.account(account.localID)
+        try f.store.change(project: account.projectID, localID: account.localID) { $0.disabled = true }
         #expect(wireError { try f.finishSignIn(c.pendingCredential, sent.sessionInfo, code) } == "USER_DISABLED")
         #expect(wireError { try f.startSignIn(c.pendingCredential, enrollment.enrollmentID) } == "USER_DISABLED")
         #expect(try f.store.db.rows("SELECT COUNT(*) FROM refresh_tokens") { $0.int(0) } == refreshTokens)
@@ -154,9 +155,7 @@ struct MFASignInTests {
     func disabledAtFirstFactor() throws {
         let f = try F()
         let (account, _) = try f.enrolledUser()
-        var a = try f.account(account.localID)
-        a.disabled = true
-        try f.store.updateAccount(a)
+        try f.store.change(project: account.projectID, localID: account.localID) { $0.disabled = true }
         #expect(wireError { try f.emailLinkSignIn() } == "USER_DISABLED")
         #expect(try f.store.db.rows("SELECT COUNT(*) FROM mfa_pending") { $0.int(0) } == [0])
     }

@@ -11,8 +11,9 @@ struct MFAWithdrawTests {
     func removes() throws {
         let f = try F()
         let (account, idToken) = try f.user()
-        let kept = try f.enrol(idToken, F.testNumber).enrollment
-        let gone = try f.enrol(idToken, F.phone)
+        let first = try f.enrol(idToken, F.testNumber)
+        let kept = first.enrollment
+        let gone = try f.enrol(first.tokens.idToken, F.phone)
         f.clock.advance(seconds: 5)
         let r = try f.mfa.withdraw(idToken: gone.tokens.idToken, enrollmentID: gone.enrollment.enrollmentID, remoteAddress: F.ip)
         #expect(r.account.mfaEnrollments == [kept])

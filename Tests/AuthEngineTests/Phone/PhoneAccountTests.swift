@@ -102,9 +102,8 @@ struct PhoneAccountTests {
     @Test("a disabled account gets USER_DISABLED")
     func disabled() throws {
         let f = try PhoneFixture()
-        var (user, _) = try f.signedInUser(fr)
-        user.disabled = true
-        try f.store.updateAccount(user)
+        let (user, _) = try f.signedInUser(fr)
+        try f.store.change(project: user.projectID, localID: user.localID) { $0.disabled = true }
         let s = try f.send(fr)
         #expect(wireError { try f.signIn(s.sessionInfo, try f.lastCode()) } == "USER_DISABLED")
     }
