@@ -13,14 +13,14 @@ extension SQLiteStore: PhoneStore {
                      StoreRecords.phoneVerification)
     }
 
-    public func pendingPhoneVerification(project: String, phoneNumber: String, appID: String, purpose: String, clientHash: [UInt8],
+    public func pendingPhoneVerification(project: String, phoneNumber: String, purpose: String, clientHash: [UInt8],
                                          now: Millis, maxAttempts: Int) throws -> PhoneVerificationRecord? {
         try db.first("""
             SELECT \(StoreRecords.phoneColumns) FROM phone_verifications
-            WHERE project_id = ? AND phone_number = ? AND app_id = ? AND expires_at > ?
+            WHERE project_id = ? AND phone_number = ? AND expires_at > ?
               AND consumed_at IS NULL AND superseded_at IS NULL AND attempts < ? AND client_hash = ? AND purpose = ?
             ORDER BY created_at DESC LIMIT 1
-            """, [project, phoneNumber, appID, now, maxAttempts, clientHash, purpose], StoreRecords.phoneVerification)
+            """, [project, phoneNumber, now, maxAttempts, clientHash, purpose], StoreRecords.phoneVerification)
     }
 
     public func recordWrongPhoneCode(sessionHash: [UInt8], maxAttempts: Int) throws -> Int? {

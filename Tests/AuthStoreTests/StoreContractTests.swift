@@ -152,9 +152,9 @@ struct StoreContractTests {
                                             clientHash: [7], purpose: "signIn")
             try s.insertPhoneVerification(v)
             #expect(try s.phoneVerification(sessionHash: Self.hash(1)) == v)
-            #expect(try s.pendingPhoneVerification(project: "p", phoneNumber: "+33612345678", appID: "web", purpose: "signIn",
+            #expect(try s.pendingPhoneVerification(project: "p", phoneNumber: "+33612345678", purpose: "signIn",
                                                    clientHash: [7], now: 200, maxAttempts: 5) == v)
-            #expect(try s.pendingPhoneVerification(project: "p", phoneNumber: "+33612345678", appID: "web", purpose: "signIn",
+            #expect(try s.pendingPhoneVerification(project: "p", phoneNumber: "+33612345678", purpose: "signIn",
                                                    clientHash: [8], now: 200, maxAttempts: 5) == nil)
             #expect(try s.recordWrongPhoneCode(sessionHash: Self.hash(1), maxAttempts: 2) == 1)
             #expect(try s.recordWrongPhoneCode(sessionHash: Self.hash(1), maxAttempts: 2) == 2)

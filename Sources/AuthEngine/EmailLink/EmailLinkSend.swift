@@ -167,16 +167,19 @@ extension EmailLinks {
         try tokens.consume(token, project: project.id, apiKey: apiKey, app: req.tokenApp)
     }
 
-    /// Send limits per mailbox (canonical, `+tag` removed) and per client network (both tiers),
-    /// inside the send's transaction: every rule is checked before any is counted, so a refusal
-    /// spends nothing and two concurrent sends cannot both pass the last slot.
+    /// Send limits per mailbox (canonical, `+tag` removed; with a reserve per client block, so
+    /// that strangers who spend the mailbox's links cannot keep its owner from getting one) and
+    /// per client network (both tiers), inside the send's transaction: every rule is checked
+    /// before any is counted, so a refusal spends nothing and two concurrent sends cannot both
+    /// pass the last slot.
     func countSend(mailbox: String, client: ClientAddress) throws {
         let limits = self.limits
         let mailboxKey = project.id + "|" + mailbox
-        guard try limits.allows(sendsPerAddress, key: mailboxKey), try limits.allows(sendsPerIP, client: client, scope: project.id) else {
+        guard let admission = try limits.admits(sendsPerMailbox, key: mailboxKey, client: client),
+              try limits.allows(sendsPerIP, client: client, scope: project.id) else {
             throw AuthError(.tooManyAttempts)
         }
-        try limits.hit(sendsPerAddress, key: mailboxKey)
+        try limits.count(sendsPerMailbox, key: mailboxKey, client: client, as: admission)
         _ = try limits.record(sendsPerIP, client: client, scope: project.id)
     }
 

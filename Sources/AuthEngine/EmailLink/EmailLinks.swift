@@ -27,6 +27,9 @@ public struct EmailLinks {
     var accounts: Accounts { Accounts(store: store, tokens: tokens) }
 
     var sendsPerAddress: Limits.Rule { Limits.Rule("emaillink.address", max: project.emailLink.sendsPerAddressPerHour, per: 3600) }
+    /// One link an hour per client block stays for whoever the mailbox's budget ran out on.
+    static let mailboxReserve = Limits.Rule("emaillink.address-reserve", max: 1, per: 3600)
+    var sendsPerMailbox: Limits.DestinationBudget { Limits.DestinationBudget([sendsPerAddress], reserve: EmailLinks.mailboxReserve) }
     var sendsPerIP: Limits.Rule { Limits.Rule("emaillink.ip", max: project.emailLink.sendsPerIPPerHour, per: 3600) }
 
     /// What a link is at this moment, for the action page.

@@ -66,5 +66,6 @@ public struct SecondFactor: Sendable, Equatable {
 public enum PhoneCodePurpose {
     public static let signIn = ""
     public static func enrolment(localID: String) -> String { "mfa-enrol:" + localID }
-    public static func secondFactor(pending credentialHash: [UInt8]) -> String { "mfa-sign-in:" + Hex.encode(credentialHash) }
+    public static let secondFactorPrefix = "mfa-sign-in:"
+    public static func secondFactor(pending credentialHash: [UInt8]) -> String { secondFactorPrefix + Hex.encode(credentialHash) }
 }

@@ -65,7 +65,7 @@ public struct PhoneSignIn {
     }
 
     /// Sends a code, or returns the pending one's sessionInfo without a second SMS when the same
-    /// client (network and app) asked for it: another client gets a code of its own, so nobody is
+    /// client network asked for it: another client gets a code of its own, so nobody is
     /// handed someone else's session.
     public func sendCode(_ request: SendRequest) throws -> SendResult {
         let number = try PhoneSignIn.parse(request.phoneNumber, defaultRegion: request.defaultRegion, project: project)
@@ -85,15 +85,16 @@ public struct PhoneSignIn {
         let draft = Draft(number, keys: keys, random: random, client: client, project: project.id)
         // One write transaction: the reentrancy check, the send limits and the new code.
         return try store.transaction {
-            // Reentrancy: this client's pending code for the same number and app is reused,
-            // nothing is sent or counted.
-            if let pending = try store.pendingPhoneVerification(project: project.id, phoneNumber: number.e164, appID: appID,
+            // Reentrancy: this client network's pending code for the same number and purpose is
+            // reused, nothing is sent or counted, whatever app the request names (a header the
+            // client chooses freely must not buy it a fresh send).
+            if let pending = try store.pendingPhoneVerification(project: project.id, phoneNumber: number.e164,
                                                                 purpose: request.purpose, clientHash: draft.clientHash, now: clock.now(),
                                                                 maxAttempts: policy.maxAttemptsPerSession) {
                 return result(pending, keys: keys, queued: false)
             }
             // A refusal throws before anything is written (the rollback undoes nothing).
-            try countSend(number, client: client)
+            try countSend(number, client: client, purpose: request.purpose)
             return try issue(draft, appID: appID, purpose: request.purpose, compose: request.composeSMS)
         }
     }
@@ -115,7 +116,7 @@ public struct PhoneSignIn {
         let keys = try PhoneKeys.load(store: store, random: random, at: now)
         let draft = Draft(number, keys: keys, random: random, client: client, project: project.id)
         return try store.transaction {
-            try countSend(number, client: client)
+            try countSend(number, client: client, purpose: old.purpose)
             guard try store.supersedePhoneVerification(sessionHash: old.sessionHash, at: clock.now()) else {
                 throw AuthError(.sessionExpired)
             }
@@ -169,20 +170,35 @@ public struct PhoneSignIn {
     /// Send limits (durable): per number per hour and per day, per client network per hour (both
     /// tiers). Test numbers and dev mode are exempt. A client past its failure budget gets no new
     /// code: the budget is the client's, so someone else's guesses never stop the owner.
-    func countSend(_ number: ParsedNumber, client: ClientAddress) throws {
+    ///
+    /// A number's first-factor budget has no reserve per client block, unlike a mailbox's: the
+    /// codes a number gets bound the guesses anyone has against it (docs/security.md), and a
+    /// reserve would add a code per block. Spending it takes many networks or time, since a
+    /// network's pending code is handed back to it whatever app it names. The codes of a second
+    /// factor's sign-in count on a budget of their own, which only the holder of a pending
+    /// credential (someone who passed the user's first factor) can spend, never an anonymous
+    /// first-factor send to the same number.
+    func countSend(_ number: ParsedNumber, client: ClientAddress, purpose: String) throws {
         let limits = Limits(store: store, clock: clock)
         if try !limits.allows(PhoneSignIn.failureRule(policy), client: client, scope: project.id) { throw AuthError(.tooManyAttempts) }
         guard !project.devMode, !number.isTest else { return }
-        let perNumber: [Limits.Rule] = [
-            Limits.Rule("phone-send-number-hour", max: policy.sendsPerNumberPerHour, per: 3600),
-            Limits.Rule("phone-send-number-day", max: policy.sendsPerNumberPerDay, per: 86400),
-        ]
+        let budget = PhoneSignIn.numberBudget(policy, secondFactor: purpose.hasPrefix(PhoneCodePurpose.secondFactorPrefix))
         let perClient = Limits.Rule("phone-send-ip-hour", max: policy.sendsPerIPPerHour, per: 3600)
         // Check every rule before counting any, so a refused send does not eat another budget.
-        for rule in perNumber where try !limits.allows(rule, key: numberKey(number.e164)) { throw AuthError(.tooManyAttempts) }
+        guard let admission = try limits.admits(budget, key: numberKey(number.e164), client: client) else { throw AuthError(.tooManyAttempts) }
         if try !limits.allows(perClient, client: client, scope: project.id) { throw AuthError(.tooManyAttempts) }
-        for rule in perNumber { try limits.hit(rule, key: numberKey(number.e164)) }
+        try limits.count(budget, key: numberKey(number.e164), client: client, as: admission)
         _ = try limits.record(perClient, client: client, scope: project.id)
+    }
+
+    /// A number's sends per hour and per day: first factors and enrolments share one budget, the
+    /// second factor's sign-in codes have their own (the same sizes); neither has a reserve.
+    static func numberBudget(_ policy: PhonePolicy, secondFactor: Bool) -> Limits.DestinationBudget {
+        let prefix = secondFactor ? "mfa-send-number" : "phone-send-number"
+        return Limits.DestinationBudget([
+            Limits.Rule(prefix + "-hour", max: policy.sendsPerNumberPerHour, per: 3600),
+            Limits.Rule(prefix + "-day", max: policy.sendsPerNumberPerDay, per: 86400),
+        ], reserve: nil)
     }
 
     func numberKey(_ e164: String) -> String { project.id + "|" + e164 }

@@ -58,9 +58,10 @@ public struct PhoneProofRecord: Sendable, Equatable {
 public protocol PhoneStore: Transactional {
     func insertPhoneVerification(_ record: PhoneVerificationRecord) throws
     func phoneVerification(sessionHash: [UInt8]) throws -> PhoneVerificationRecord?
-    /// The newest verification for project + number + app + client that is still pending at
-    /// `now`: unexpired, unconsumed, not superseded, fewer than `maxAttempts` wrong codes.
-    func pendingPhoneVerification(project: String, phoneNumber: String, appID: String, purpose: String, clientHash: [UInt8],
+    /// The newest verification for project + number + purpose + client network that is still
+    /// pending at `now`: unexpired, unconsumed, not superseded, fewer than `maxAttempts` wrong
+    /// codes. Not keyed on the app the request names: a client could name a new one each time.
+    func pendingPhoneVerification(project: String, phoneNumber: String, purpose: String, clientHash: [UInt8],
                                   now: Millis, maxAttempts: Int) throws -> PhoneVerificationRecord?
     /// Counts one wrong code if the verification is unconsumed and below `maxAttempts`;
     /// returns the new count, or nil when nothing was counted.

@@ -25,6 +25,41 @@ public struct Limits {
         }
     }
 
+    // MARK: A destination's budget, with a reserve for every client block
+
+    /// The sends a destination (a number, a mailbox) takes per window, whoever asks, and the
+    /// reserve each client block (IPv4 /24, IPv6 /48) keeps for itself once others have spent
+    /// them: nobody can spend a destination's budget into refusing its owner, who still gets
+    /// `reserve.max` sends per window from their own network; what strangers make a destination
+    /// receive stays bounded by the blocks they control, each under its own per-client budgets.
+    /// `reserve` nil: none (a budget that must bound what anyone gets, such as a number's codes,
+    /// which bound the guesses against it).
+    public struct DestinationBudget: Sendable {
+        public let rules: [Rule]
+        public let reserve: Rule?
+        public init(_ rules: [Rule], reserve: Rule?) { self.rules = rules; self.reserve = reserve }
+    }
+
+    /// How a destination send fits: inside the shared budget, or in the client block's reserve.
+    public enum DestinationAdmission: Sendable, Equatable { case budget, reserve }
+
+    /// Whether another send to `key` fits (does not count); nil when neither the budget nor the
+    /// client block's reserve has room.
+    public func admits(_ budget: DestinationBudget, key: String, client: ClientAddress) throws -> DestinationAdmission? {
+        var shared = true
+        for rule in budget.rules where try !allows(rule, key: key) { shared = false }
+        if shared { return .budget }
+        guard let reserve = budget.reserve else { return nil }
+        return try allows(reserve, key: key + "|" + client.wide) ? .reserve : nil
+    }
+
+    /// Counts a send admitted as `admission`: on every rule of the budget (so the budget keeps
+    /// its count), and on the block's reserve when that is what let it through.
+    public func count(_ budget: DestinationBudget, key: String, client: ClientAddress, as admission: DestinationAdmission) throws {
+        for rule in budget.rules { _ = try record(rule, key: key) }
+        if admission == .reserve, let reserve = budget.reserve { _ = try record(reserve, key: key + "|" + client.wide) }
+    }
+
     // MARK: Per client: both tiers of the client's network
 
     /// Counts one event for the client (`rule.max`) and for its block (`rule.max × wideFactor`);

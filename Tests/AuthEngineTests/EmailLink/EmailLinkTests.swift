@@ -125,12 +125,18 @@ struct EmailLinkTests {
         #expect(try f.outbox().count == 2)
     }
 
-    @Test("Five sends per address per hour; the sixth is TOO_MANY_ATTEMPTS_TRY_LATER until the hour passes")
+    @Test("Five sends per mailbox per hour, then one per client block (its reserve): strangers cannot spend the owner's link")
     func perAddressLimit() throws {
         let f = try EmailLinkFixture()
         for i in 0..<5 { try f.send(f.request(ip: "198.51.100.\(i)")) }
-        #expect(authError { try f.send(f.request(ip: "198.51.100.9")) }?.code == .tooManyAttempts)
-        #expect(try f.outbox().count == 5)
+        // The block that spent the budget has its one reserve link, then no more.
+        try f.send(f.request(ip: "198.51.100.9"))
+        #expect(authError { try f.send(f.request(ip: "198.51.100.10")) }?.code == .tooManyAttempts)
+        #expect(try f.outbox().count == 6)
+        // The owner, on a network of their own, still gets a link this hour; once.
+        try f.send(f.request(ip: "203.0.113.80"))
+        #expect(authError { try f.send(f.request(ip: "203.0.113.81")) }?.code == .tooManyAttempts)
+        #expect(try f.outbox().count == 7)
         f.clock.advance(seconds: 3600)
         try f.send(f.request())
     }
@@ -156,9 +162,11 @@ struct EmailLinkTests {
     @Test("+tag variants of one mailbox share its budget (counted on the canonical mailbox); mail still goes to the address as typed")
     func plusTagsShareTheBudget() throws {
         let f = try EmailLinkFixture()
-        for i in 0..<5 { try f.send(f.request(email: "Ada+\(i)@Example.com", ip: "198.51.100.\(i)")) }
+        for i in 0..<6 { try f.send(f.request(email: "Ada+\(i)@Example.com", ip: "198.51.100.\(i)")) }
         #expect(authError { try f.send(f.request(email: "ada+other@example.com", ip: "198.51.100.9")) }?.code == .tooManyAttempts)
         #expect(authError { try f.send(f.request(email: "ada@example.com", ip: "198.51.100.9")) }?.code == .tooManyAttempts)
+        // The owner's block keeps its reserve, whatever variants others used.
+        try f.send(f.request(email: "ada@example.com", ip: "203.0.113.80"))
         #expect(try f.outbox().map(\.recipient).first == "Ada+0@Example.com")
         try f.send(f.request(email: "ada-other@example.com", ip: "198.51.100.9"))
         #expect(EmailAddress.mailbox(" Ana+x+y@Example.COM") == "ana@example.com")

@@ -59,19 +59,29 @@ struct MFALimitsTests {
         #expect(wireError { try f.finishSignIn(c.pendingCredential, sent.sessionInfo, code) } == "TOO_MANY_ATTEMPTS_TRY_LATER")
     }
 
-    @Test("sends to the enrolled number count against the number's hourly budget with first-factor sends")
+    @Test("strangers' first-factor sends to the enrolled number leave the second factor's budget whole; it has the same size")
     func perNumberSends() throws {
         let f = try F { $0.phone.sendsPerNumberPerHour = 3 }
-        let (_, enrollment) = try f.enrolledUser()  // one SMS to the number
-        _ = try f.phone.sendCode(.init(phoneNumber: F.phone, appToken: try f.appToken(), apiKey: "key-1", appID: "",
-                                       remoteAddress: F.ip, composeSMS: { "Code \($0)" }))  // two
-        let one = try f.challenge()
-        try f.startSignIn(one.pendingCredential, enrollment.enrollmentID)  // three
-        let two = try f.challenge()
+        let (_, enrollment) = try f.enrolledUser()
+        // Anyone may ask first-factor codes for the number, from as many networks as they like,
+        // until its first-factor budget (which the enrolment's code began) is spent.
+        for i in 1...2 {
+            _ = try f.phone.sendCode(.init(phoneNumber: F.phone, appToken: try f.appToken(), apiKey: "key-1", appID: "",
+                                           remoteAddress: "198.51.\(i).7", composeSMS: { "Code \($0)" }))
+        }
+        #expect(wireError {
+            _ = try f.phone.sendCode(.init(phoneNumber: F.phone, appToken: try f.appToken(), apiKey: "key-1", appID: "",
+                                           remoteAddress: "198.51.9.7", composeSMS: { "Code \($0)" }))
+        } == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        // The owner, past the first factor, still gets second-factor codes: three an hour of their own.
+        for i in 0..<3 {
+            #expect(try f.startSignIn(try f.challenge().pendingCredential, enrollment.enrollmentID, ip: "192.0.\(i).1").smsQueued)
+        }
         let sms = try f.sms().count
-        #expect(wireError { try f.startSignIn(two.pendingCredential, enrollment.enrollmentID, ip: "198.51.100.30") } == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        #expect(wireError { try f.startSignIn(try f.challenge().pendingCredential, enrollment.enrollmentID, ip: "192.0.9.1") }
+                == "TOO_MANY_ATTEMPTS_TRY_LATER")
         #expect(try f.sms().count == sms)
-        // The next hour the number gets codes again (for a new first factor: this one expired).
+        // The next hour the number gets codes again.
         f.clock.advance(seconds: 3600)
         #expect(try f.startSignIn(try f.challenge().pendingCredential, enrollment.enrollmentID).smsQueued)
     }

@@ -54,13 +54,17 @@ struct PhoneSignInTests {
         #expect(try f.smsMessages().count == 1)
     }
 
-    @Test("reentrancy is per app: another app gets its own code")
-    func reentrancyPerApp() throws {
+    @Test("reentrancy is per network, whatever app the request names: a new app header buys no new send")
+    func reentrancyPerNetwork() throws {
         let f = try PhoneFixture()
         let a = try f.send(fr, app: "com.example.one")
         let b = try f.send(fr, app: "com.example.two")
-        #expect(a.sessionInfo != b.sessionInfo)
-        #expect(try f.smsMessages().count == 2)
+        let c = try f.send(fr, app: "")
+        #expect(a.sessionInfo == b.sessionInfo && b.sessionInfo == c.sessionInfo)
+        #expect(!b.smsQueued && !c.smsQueued)
+        #expect(try f.smsMessages().count == 1)
+        // Another network gets a code of its own.
+        #expect(try f.send(fr, app: "com.example.one", ip: "192.0.2.50").sessionInfo != a.sessionInfo)
     }
 
     @Test("after the code expires a send issues a new code and a new sessionInfo")
