@@ -227,6 +227,7 @@ public final class PostgreSQLConnection {
     func execute(_ sql: String, _ values: [SQLBindable]) throws -> OpaquePointer {
         let c = try live()
         let bound = values.map(\.sqlValue)
+        for case let .text(t) in bound { try StoreText.check(t) }
         let name: String
         if let known = statements[sql] {
             name = known

@@ -106,6 +106,7 @@ public final class SQLiteConnection {
             case .null: rc = sqlite3_bind_null(stmt, idx)
             case let .int(n): rc = sqlite3_bind_int64(stmt, idx, n)
             case let .text(s):
+                try StoreText.check(s)
                 // Bound by its byte length: with -1 SQLite would stop at a NUL, and `"victim\u{0}x"`
                 // would then name `victim`'s row.
                 var text = s

@@ -128,6 +128,26 @@ struct StoreContractTests {
         }
     }
 
+    @Test("text with a NUL or a control character is refused before it reaches either database; tab and newlines pass",
+          arguments: Backend.available)
+    func controlCharacters(backend: Backend) throws {
+        try with(backend) { _, s in
+            try s.insertAccount(Account(projectID: "p", localID: "nulvictim", createdAt: 1))
+            for bad in ["nulvictim\u{0}attacker", "nulvictim\u{1}", "a\u{1B}[2J"] {
+                #expect(throws: AuthError(.invalidArgument, "Text may not contain control characters.")) {
+                    try s.account(project: "p", localID: bad)
+                }
+                #expect(throws: AuthError(.invalidArgument, "Text may not contain control characters.")) {
+                    try s.insertAccount(Account(projectID: "p", localID: bad, createdAt: 1))
+                }
+            }
+            #expect(try s.countAccounts(project: "p") == 1)
+            let id = try s.enqueue(OutboxMessage(projectID: "p", channel: .email, recipient: "a@b.c", body: "line\r\n\tindented",
+                                                 nextAttemptAt: 0, createdAt: 0))
+            #expect(try s.messages(project: "p", channel: .email, limit: 1).first?.id == id)
+        }
+    }
+
     @Test("keys and secrets: published newest first, retired, expired deleted; a secret's first writer wins", arguments: Backend.available)
     func keysAndSecrets(backend: Backend) throws {
         try with(backend) { _, s in

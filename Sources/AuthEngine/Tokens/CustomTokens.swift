@@ -68,6 +68,8 @@ public enum CustomTokens {
         if claims["tenant_id"] != nil { throw AuthError(.unsupportedTenantOperation) }
         guard let uid = claims["uid"]?.stringValue ?? claims["user_id"]?.stringValue else { throw AuthError(.missingIdentifier) }
         guard !uid.isEmpty, uid.utf8.count <= 128 else { throw invalid("The uid must be 1 to 128 characters") }
+        // The same rule as every other uid (no control characters).
+        do { try AccountRules.checkLocalID(uid) } catch { throw invalid("The uid may not contain control characters") }
         var developer: String?
         if let extra = claims["claims"] {
             guard case .object = extra else { throw AuthError(.invalidClaims) }

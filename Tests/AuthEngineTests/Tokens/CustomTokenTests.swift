@@ -53,6 +53,10 @@ struct CustomTokenTests {
         #expect(code { _ = try CustomTokens.verify(try token(drop: ["uid"]), project: p, now: now) } == "MISSING_IDENTIFIER")
         #expect(code { _ = try CustomTokens.verify(try token([("uid", .string(String(repeating: "u", count: 129)))], drop: ["uid"]), project: p, now: now) } == "INVALID_CUSTOM_TOKEN")
         #expect(code { _ = try CustomTokens.verify(try token(kid: "other"), project: p, now: now) } == "INVALID_CUSTOM_TOKEN")
+        for uid in ["nulvictim\u{0}attacker", "line\nbreak", "tab\there", "del\u{7F}"] {
+            #expect(code { _ = try CustomTokens.verify(try token([("uid", .string(uid))], drop: ["uid"]), project: p, now: now) }
+                    == "INVALID_CUSTOM_TOKEN", "\(uid.debugDescription)")
+        }
         for garbage in ["", ".", "a.b.c", "e30.e30.", String(repeating: "a", count: 9000)] {
             #expect(code { _ = try CustomTokens.verify(garbage, project: p, now: now) } == "INVALID_CUSTOM_TOKEN")
         }
