@@ -11,7 +11,7 @@ import pytest
 from firebase_admin import auth
 
 from conftest import Gatehouse, admin_sdk, assert_envelope
-from mfa_support import (PROJECT, address, admin_lookup, challenge, code_entry, codes, config, email_link_sign_in, email_user,
+from mfa_support import (PROJECT, address, admin_lookup, challenge, code_entry, codes, config, email_link_code, email_link_sign_in, email_user,
                          enrol, mfa, number, obfuscated, pass_second_factor, start_enrolment, wrong)
 from session_support import claims, refresh, session_cookie, sign_up
 
@@ -214,8 +214,10 @@ def test_enrolment_finalize_errors(gh):
     r = finalize({"phoneVerificationInfo": {"sessionInfo": session, "code": code}})
     assert r.status_code == 200, r.text
     assert [f["phoneInfo"] for f in admin_lookup(gh, user["localId"])["mfaInfo"]] == [phone]
-    # ...once.
-    error(finalize({"phoneVerificationInfo": {"sessionInfo": session, "code": code}}), "SESSION_EXPIRED")
+    # ...once (with the tokens the enrolment answered: the first ones passed no factor, which the user now has).
+    error(finalize({"phoneVerificationInfo": {"sessionInfo": session, "code": code}}),
+          "CREDENTIAL_TOO_OLD_LOGIN_AGAIN : Sign in again with your second factor to make this change.")
+    error(finalize({"phoneVerificationInfo": {"sessionInfo": session, "code": code}}, token=r.json()["idToken"]), "SESSION_EXPIRED")
 
 
 # --- Sign-in with the second factor -------------------------------------------------------------
@@ -537,3 +539,56 @@ def test_every_mfa_call_is_refused_when_the_project_has_mfa_disabled(make_gateho
     assert r.status_code == 200, r.text
     assert "idToken" in r.json() and "mfaPendingCredential" not in r.json()
     assert second_factor_claims(r.json()["idToken"]) == ("password", None, None)
+
+
+# --- Old credentials (docs/security.md "Old credentials and sensitive changes") -------------------
+
+def test_credentials_from_before_the_first_factor_are_revoked_and_change_nothing(gh):
+    """The reviewer's path: a refresh token (and its ID token) copied before the owner enrolled a
+    factor could enrol the attacker's phone, strip the owner's factor or replace the email."""
+    user = email_user(gh)
+    stolen_id, stolen_refresh = user["idToken"], user["refreshToken"]
+    time.sleep(1.1)  # the owner enrols in a later second
+    owner = email_link_sign_in(gh, user["email"]).json()
+    phone = number()
+    enrolled = enrol(gh, owner["idToken"], phone)
+    factor = admin_lookup(gh, user["localId"])["mfaInfo"][0]["mfaEnrollmentId"]
+
+    error(refresh(gh, stolen_refresh), "TOKEN_EXPIRED")
+    error(mfa(gh, "mfaEnrollment:start", {"idToken": stolen_id, "phoneEnrollmentInfo": {"phoneNumber": number()}}), "TOKEN_EXPIRED")
+    error(mfa(gh, "mfaEnrollment:withdraw", {"idToken": stolen_id, "mfaEnrollmentId": factor}), "TOKEN_EXPIRED")
+    attacker = address("attacker")
+    error(gh.api("signInWithEmailLink", {"email": attacker, "oobCode": email_link_code(gh, attacker), "idToken": stolen_id}),
+          "TOKEN_EXPIRED")
+    after = admin_lookup(gh, user["localId"])
+    assert after["email"] == user["email"].lower() and [f["phoneInfo"] for f in after["mfaInfo"]] == [phone]
+    # The owner's tokens carry the factor and still work.
+    r = refresh(gh, enrolled["refreshToken"])
+    assert r.status_code == 200, r.text
+    assert claims(r.json()["id_token"])["firebase"]["second_factor_identifier"] == factor
+
+
+def test_a_sign_in_without_the_second_factor_cannot_add_or_remove_one(gh):
+    """A user with a factor whose ID token passed none (issued in the enrolment's second, or by a
+    custom token, which Firebase never asks a second factor of) changes no factor."""
+    u = enrolled_user(gh)
+    r = gh.api("signInWithCustomToken", {"token": unsigned_custom_token(u["localId"])})
+    assert r.status_code == 200, r.text
+    first_only = r.json()["idToken"]
+    needs = "CREDENTIAL_TOO_OLD_LOGIN_AGAIN : Sign in again with your second factor to make this change."
+    # (A custom token is no first factor a second one may follow at all.)
+    error(mfa(gh, "mfaEnrollment:start", {"idToken": first_only, "phoneEnrollmentInfo": {"phoneNumber": number()}}), NOT_ELIGIBLE)
+    error(mfa(gh, "mfaEnrollment:withdraw", {"idToken": first_only, "mfaEnrollmentId": u["enrollmentId"]}), needs)
+    error(gh.api("delete", {"idToken": first_only}), needs)
+    assert [f["mfaEnrollmentId"] for f in admin_lookup(gh, u["localId"])["mfaInfo"]] == [u["enrollmentId"]]
+
+
+def unsigned_custom_token(uid: str) -> str:
+    """What the Admin SDK mints in emulator mode (dev mode takes it)."""
+    import base64
+    import json
+
+    def b64(obj):
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
+    aud = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
+    return b64({"alg": "none", "typ": "JWT"}) + "." + b64({"aud": aud, "uid": uid}) + "."
