@@ -49,8 +49,11 @@ extension AccountAdmin {
             var imported = 0
             for (index, row) in rows.enumerated() {
                 do {
-                    let (account, existed) = try importable(row, project: project, allowOverwrite: allowOverwrite, now: now)
+                    var (account, existed) = try importable(row, project: project, allowOverwrite: allowOverwrite, now: now)
                     if existed {
+                        // An overwritten account's earlier credentials end with it: its factors,
+                        // email and phone may all be new.
+                        try Revocation.revokeAll(&account, store: store, now: now)
                         try store.updateAccount(account)
                         overwritten.append(account.localID)
                     } else {
@@ -96,8 +99,7 @@ extension AccountAdmin {
         a.disabled = row.disabled
         a.customAttributes = try row.customAttributes.flatMap(CustomClaims.validate)
         a.lastLoginAt = row.lastLoginAt
-        // An overwritten account's earlier tokens and sessions end with it.
-        if let existing { a.validSince = max(existing.validSince, now / 1000) }
+        if let existing { a.validSince = existing.validSince }
         if !row.mfaEnrollments.isEmpty {
             guard a.email != nil else { throw AuthError(.invalidArgument, "Second factor account requires email to be presented.") }
             guard a.emailVerified else { throw AuthError(.invalidArgument, "Second factor account requires email to be verified.") }

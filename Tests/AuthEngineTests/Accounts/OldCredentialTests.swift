@@ -191,4 +191,27 @@ struct OldCredentialTests {
         #expect(wireError { try refresh(f, b.refreshToken) } == "USER_DISABLED")
         #expect(wireError { try f.mfa.accounts.account(forIDToken: b.idToken, project: f.project.id) } == "USER_DISABLED")
     }
+
+    @Test("an admin import that overwrites the account ends its earlier refresh tokens, sessions and pending second factors")
+    func importOverwrite() throws {
+        let f = try F()
+        let (account, enrollment) = try f.enrolledUser()
+        let signed = try #require(try f.signInWithSecondFactor().tokens)
+        let cookie = try f.sessions.createSessionCookie(idToken: signed.idToken, validDuration: nil, project: f.project.id)
+        let pending = try f.challenge()
+        var row = ImportedAccount()
+        row.localID = account.localID
+        row.email = "ada@example.com"
+        row.emailVerified = true
+        row.mfaEnrollments = [.init(enrollmentID: enrollment.enrollmentID, phoneNumber: F.otherPhone, displayName: nil, enrolledAt: nil)]
+        f.clock.advance(seconds: 1)
+        let failures = try AccountAdmin(store: f.store, clock: f.clock, random: f.random)
+            .importAccounts(project: f.project.id, [row], allowOverwrite: true)
+        #expect(failures.isEmpty)
+        #expect(wireError { try refresh(f, signed.refreshToken) } == "TOKEN_EXPIRED")
+        guard case .signedOut = try f.sessions.authorize(cookie: cookie, project: f.project.id, cache: nil) else {
+            Issue.record("the session outlived the overwrite"); return
+        }
+        #expect(wireError { try f.startSignIn(pending.pendingCredential, enrollment.enrollmentID) } == "INVALID_MFA_PENDING_CREDENTIAL")
+    }
 }
