@@ -22,6 +22,9 @@ public struct Guards: OptionSet, Sendable {
     public static let devOnly = Guards(rawValue: 1 << 3)
     /// The `{project}` path parameter must name a served project.
     public static let pathProject = Guards(rawValue: 1 << 4)
+    /// The body may be as long as the admin import's own limit (`WebSettings.maxImportBodyBytes`)
+    /// rather than the default one: `accounts:batchCreate` only.
+    public static let importBody = Guards(rawValue: 1 << 5)
 
     func check(_ ctx: inout Context) throws {
         if contains(.devOnly), !ctx.app.settings.devMode { throw WireFailure.notFound }
@@ -44,7 +47,7 @@ public struct Guards: OptionSet, Sendable {
             ctx.apiKey = key
             ctx.project = p
         }
-        if contains(.json) { ctx.body = try Guards.parseBody(ctx) }
+        if contains(.json) { ctx.body = try Guards.parseBody(ctx, limit: ctx.app.settings.bodyLimit(self)) }
     }
 
     enum AdminCredential { case none, admin, invalid }
@@ -60,12 +63,12 @@ public struct Guards: OptionSet, Sendable {
         return .invalid
     }
 
-    static func parseBody(_ ctx: Context) throws -> JSON {
+    /// The body, read up to `limit` bytes (the route's: `WebSettings.bodyLimit`).
+    static func parseBody(_ ctx: Context, limit: Int) throws -> JSON {
         let req = ctx.request
         if req.body.isEmpty { return .object([]) }
         // The transport already refuses a longer body; a caller that hands requests in directly
         // meets the same limit here, answered the same way.
-        let limit = ctx.app.settings.maxBodyBytes
         guard req.body.count <= limit else { throw WireFailure.payloadTooLarge(limit: limit) }
         if req.contentType == "application/x-www-form-urlencoded" {
             return normalise(.object(req.formFields.map { ($0.0, JSON.string($0.1)) }))

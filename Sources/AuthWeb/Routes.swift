@@ -97,7 +97,7 @@ enum RouteTable {
         api("POST", ["\(admin)/accounts"], [.admin, .pathProject, .json], AccountsAPI.create)
         api("POST", ["\(admin)/accounts:batchDelete"], [.admin, .pathProject, .json], AccountsAPI.batchDelete)
         api("GET", ["\(admin)/accounts:batchGet"], [.admin, .pathProject], AccountsAPI.batchGet)
-        api("POST", ["\(admin)/accounts:batchCreate"], [.admin, .pathProject, .json], AccountImportAPI.batchCreate)
+        api("POST", ["\(admin)/accounts:batchCreate"], [.admin, .pathProject, .json, .importBody], AccountImportAPI.batchCreate)
         api("POST", ["\(admin)/accounts:query"], [.admin, .pathProject, .json], AccountImportAPI.query)
         api("GET", ["\(itk)/projects", "\(legacy)/getProjectConfig"], [.apiKey], AccountsAPI.projectConfig)
 

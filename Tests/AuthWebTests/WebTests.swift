@@ -106,7 +106,7 @@ struct WebTests {
         ("POST", "/identitytoolkit.googleapis.com/v1/projects/{project}/accounts", [.admin, .json, .pathProject], .api),
         ("POST", "/identitytoolkit.googleapis.com/v1/projects/{project}/accounts:batchDelete", [.admin, .json, .pathProject], .api),
         ("GET", "/identitytoolkit.googleapis.com/v1/projects/{project}/accounts:batchGet", [.admin, .pathProject], .api),
-        ("POST", "/identitytoolkit.googleapis.com/v1/projects/{project}/accounts:batchCreate", [.admin, .pathProject, .json], .api),
+        ("POST", "/identitytoolkit.googleapis.com/v1/projects/{project}/accounts:batchCreate", [.admin, .pathProject, .json, .importBody], .api),
         ("POST", "/identitytoolkit.googleapis.com/v1/projects/{project}/accounts:query", [.admin, .pathProject, .json], .api),
         ("GET", "/identitytoolkit.googleapis.com/v1/projects", [.apiKey], .api),
         ("GET", "/www.googleapis.com/identitytoolkit/v3/relyingparty/getProjectConfig", [.apiKey], .api),
