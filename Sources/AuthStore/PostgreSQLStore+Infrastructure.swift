@@ -53,18 +53,30 @@ extension PostgreSQLStore: OutboxStore {
     }
 
     /// The row is locked with `SKIP LOCKED` (a worker on another machine leasing it at the same
-    /// moment is skipped, not waited for) and leased in the same statement; the lease token
-    /// fences every outcome recorded later.
-    public func lease(id: Int64, now: Millis, until: Millis) throws -> OutboxLease? {
-        try db.first("""
-            UPDATE outbox SET status = 'sending', lease_until = ?, lease_token = lease_token + 1
-            WHERE id = (SELECT id FROM outbox
-                        WHERE id = ? AND ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?))
-                        FOR UPDATE SKIP LOCKED)
-            RETURNING \(StoreRecords.outboxColumns), lease_token
-            """, [until, id, now, now]) {
-            OutboxLease(message: StoreRecords.outbox($0), token: $0.int(14), until: until)
+    /// moment is skipped, not waited for) and changed in the same statement: made dead when its
+    /// attempts are used up (counting the one an expired lease lost), else leased; the lease
+    /// token fences every outcome recorded later. Each statement checks the attempts itself, so
+    /// no message with none left is leased whatever happens between the two.
+    public func lease(id: Int64, now: Millis, until: Millis, maxAttempts: Int) throws -> OutboxLeasing {
+        // An expired lease is an attempt that ended without an outcome (`sending` is only ever
+        // left by recording one); every SET expression reads the row as it was.
+        let lost = "(CASE WHEN status = 'sending' THEN 1 ELSE 0 END)"
+        let due = "((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?))"
+        if let dead = try db.first("""
+            UPDATE outbox SET status = 'dead', attempts = attempts + \(lost), lease_until = NULL,
+              last_error = CASE WHEN status = 'sending' THEN ? ELSE last_error END, body = '', html_body = NULL, metadata = '{}'
+            WHERE id = (SELECT id FROM outbox WHERE id = ? AND \(due) AND attempts + \(lost) >= ? FOR UPDATE SKIP LOCKED)
+            RETURNING \(StoreRecords.outboxColumns)
+            """, [OutboxLeasing.lostAttemptError, id, now, now, maxAttempts], StoreRecords.outbox) {
+            return .exhausted(dead)
         }
+        return try db.first("""
+            UPDATE outbox SET status = 'sending', lease_until = ?, lease_token = lease_token + 1, attempts = attempts + \(lost)
+            WHERE id = (SELECT id FROM outbox WHERE id = ? AND \(due) AND attempts + \(lost) < ? FOR UPDATE SKIP LOCKED)
+            RETURNING \(StoreRecords.outboxColumns), lease_token
+            """, [until, id, now, now, maxAttempts]) {
+            OutboxLease(message: StoreRecords.outbox($0), token: $0.int(14), until: until)
+        }.map(OutboxLeasing.leased) ?? .unavailable
     }
 
     public func markSent(_ lease: OutboxLease, at: Millis, keepBody: Bool) throws -> Bool {

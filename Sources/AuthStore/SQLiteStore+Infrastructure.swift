@@ -54,18 +54,33 @@ extension SQLiteStore: OutboxStore {
             """, values) { $0.int(0) }
     }
 
-    /// One conditional UPDATE decides between workers: the one whose UPDATE changes the row holds
-    /// the lease; the row is read back only by the winner, in the same write transaction.
-    public func lease(id: Int64, now: Millis, until: Millis) throws -> OutboxLease? {
-        try db.transaction {
+    /// In one write transaction: a due message whose attempts are used up (counting the one an
+    /// expired lease lost) is made dead; otherwise one conditional UPDATE decides between
+    /// workers, the one whose UPDATE changes the row holding the lease. The row is read back only
+    /// by the winner, in the same transaction.
+    public func lease(id: Int64, now: Millis, until: Millis, maxAttempts: Int) throws -> OutboxLeasing {
+        // An expired lease is an attempt that ended without an outcome (`sending` is only ever
+        // left by recording one); every SET expression reads the row as it was.
+        let lost = "(CASE WHEN status = 'sending' THEN 1 ELSE 0 END)"
+        let due = "((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?))"
+        return try db.transaction {
+            let exhausted = try db.run("""
+                UPDATE outbox SET status = 'dead', attempts = attempts + \(lost), lease_until = NULL,
+                  last_error = CASE WHEN status = 'sending' THEN ? ELSE last_error END, body = '', html_body = NULL, metadata = '{}'
+                WHERE id = ? AND \(due) AND attempts + \(lost) >= ?
+                """, [OutboxLeasing.lostAttemptError, id, now, now, maxAttempts])
+            if exhausted == 1 {
+                return try db.first("SELECT \(StoreRecords.outboxColumns) FROM outbox WHERE id = ?", [id], StoreRecords.outbox)
+                    .map(OutboxLeasing.exhausted) ?? .unavailable
+            }
             let won = try db.run("""
-                UPDATE outbox SET status = 'sending', lease_until = ?, lease_token = lease_token + 1
-                WHERE id = ? AND ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until <= ?))
+                UPDATE outbox SET status = 'sending', lease_until = ?, lease_token = lease_token + 1, attempts = attempts + \(lost)
+                WHERE id = ? AND \(due)
                 """, [until, id, now, now])
-            guard won == 1 else { return nil }
+            guard won == 1 else { return .unavailable }
             return try db.first("SELECT \(StoreRecords.outboxColumns), lease_token FROM outbox WHERE id = ?", [id]) {
                 OutboxLease(message: StoreRecords.outbox($0), token: $0.int(14), until: until)
-            }
+            }.map(OutboxLeasing.leased) ?? .unavailable
         }
     }
 

@@ -41,10 +41,14 @@ enum CSRF {
     }
 
     /// The token to embed in a form for `purpose`; sets the cookie on `response` when missing.
+    /// A page with several forms calls this once per form: the first call sets the cookie, the
+    /// others find it on the response and bind their tokens to the same secret (a second,
+    /// different cookie would replace the first in the browser and fail the forms bound to it).
     static func token(_ ctx: Context, purpose: String, response: inout Response) throws -> String {
         var cookie = ctx.request.cookie(cookieName) ?? ""
         // (Anything but ASCII fails the base64url check, so bytes count as characters here.)
         if cookie.utf8.count < 22 || Base64URL.decode(cookie) == nil {
+            if let set = secretSet(on: response) { return tokenFor(cookie: set, purpose: purpose, key: try key(ctx)) }
             cookie = ctx.app.random.token(bytes: 24)
             // What `Cookie(name: cookieName, value: cookie, sameSite: .strict).headerValue` writes
             // (the value is base64url, all cookie-octets), without its checks and joins.
@@ -57,6 +61,15 @@ enum CSRF {
             response.headers.append(("Set-Cookie", header))
         }
         return tokenFor(cookie: cookie, purpose: purpose, key: try key(ctx))
+    }
+
+    /// The secret `token` already set on this response, if it did.
+    static func secretSet(on response: Response) -> String? {
+        let prefix = cookieName + "="
+        for (name, value) in response.headers where name == "Set-Cookie" && value.hasPrefix(prefix) {
+            return String(value.dropFirst(prefix.count).prefix { $0 != ";" })
+        }
+        return nil
     }
 
     /// Checks the form's token for `purpose` (and the Origin header when sent).

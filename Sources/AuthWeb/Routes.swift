@@ -71,7 +71,7 @@ enum RouteTable {
         api("POST", ["\(itk)/accounts:verifyIosClient", "\(legacy)/verifyClient"], [.apiKey, .json], PushAPI.verifyIosClient, flow: .init("push", "start"))
 
         // Email link (§2.3–§2.5, §2.16)
-        api("POST", ["\(itk)/accounts:sendOobCode", "\(legacy)/getOobConfirmationCode"], [.apiKeyOrAdmin, .json], EmailLinkAPI.sendOobCode, flow: .init("email_link", "start"))
+        api("POST", ["\(itk)/accounts:sendOobCode", "\(legacy)/getOobConfirmationCode"], [.apiKey, .json], EmailLinkAPI.sendOobCode, flow: .init("email_link", "start"))
         api("POST", ["\(admin)/accounts:sendOobCode"], [.admin, .pathProject, .json], EmailLinkAPI.sendOobCode, flow: .init("email_link", "start"))
         api("POST", ["\(itk)/accounts:signInWithEmailLink", "\(legacy)/emailLinkSignin"], [.apiKey, .json], EmailLinkAPI.signInWithEmailLink, flow: .init("email_link", "complete"))
         api("POST", ["\(itk)/accounts:createAuthUri", "\(legacy)/createAuthUri"], [.apiKey, .json], EmailLinkAPI.createAuthUri)
@@ -86,18 +86,18 @@ enum RouteTable {
         // Prometheus exposition (docs/operations.md); nginx answers it only to internal addresses.
         api("GET", ["/__/auth/metrics"], [], MetricsAPI.scrape)
 
-        // Accounts: user-facing (API key + idToken) and admin (Bearer) (§2.6–§2.9, §2.12, §2.13)
-        api("POST", ["\(itk)/accounts:lookup", "\(legacy)/getAccountInfo"], [.apiKeyOrAdmin, .json], LookupAPI.lookup)
+        // Accounts: user-facing (API key + idToken) and admin (Bearer, only under `\(admin)`) (§2.6–§2.9, §2.12, §2.13)
+        api("POST", ["\(itk)/accounts:lookup", "\(legacy)/getAccountInfo"], [.apiKey, .json], LookupAPI.lookup)
         api("POST", ["\(admin)/accounts:lookup"], [.admin, .pathProject, .json], LookupAPI.lookup)
-        api("POST", ["\(itk)/accounts:update", "\(legacy)/setAccountInfo"], [.apiKeyOrAdmin, .json], AccountsAPI.update)
+        api("POST", ["\(itk)/accounts:update", "\(legacy)/setAccountInfo"], [.apiKey, .json], AccountsAPI.update)
         api("POST", ["\(admin)/accounts:update"], [.admin, .pathProject, .json], AccountsAPI.update)
-        api("POST", ["\(itk)/accounts:delete", "\(legacy)/deleteAccount"], [.apiKeyOrAdmin, .json], AccountsAPI.delete)
+        api("POST", ["\(itk)/accounts:delete", "\(legacy)/deleteAccount"], [.apiKey, .json], AccountsAPI.delete)
         api("POST", ["\(admin)/accounts:delete"], [.admin, .pathProject, .json], AccountsAPI.delete)
-        api("POST", ["\(itk)/accounts:signUp", "\(legacy)/signupNewUser"], [.apiKeyOrAdmin, .json], AccountsAPI.signUp)
+        api("POST", ["\(itk)/accounts:signUp", "\(legacy)/signupNewUser"], [.apiKey, .json], AccountsAPI.signUp)
         api("POST", ["\(admin)/accounts"], [.admin, .pathProject, .json], AccountsAPI.create)
         api("POST", ["\(admin)/accounts:batchDelete"], [.admin, .pathProject, .json], AccountsAPI.batchDelete)
         api("GET", ["\(admin)/accounts:batchGet"], [.admin, .pathProject], AccountsAPI.batchGet)
-        api("POST", ["\(admin)/accounts:batchCreate"], [.admin, .pathProject, .json], AccountImportAPI.batchCreate)
+        api("POST", ["\(admin)/accounts:batchCreate"], [.admin, .pathProject, .json, .importBody], AccountImportAPI.batchCreate)
         api("POST", ["\(admin)/accounts:query"], [.admin, .pathProject, .json], AccountImportAPI.query)
         api("GET", ["\(itk)/projects", "\(legacy)/getProjectConfig"], [.apiKey], AccountsAPI.projectConfig)
 

@@ -16,6 +16,14 @@ public struct WebSettings: Sendable {
     /// the JSON guard parses up to it (`listen.max_body_bytes`).
     public var maxBodyBytes = WebSettings.defaultMaxBodyBytes
     public static let defaultMaxBodyBytes = 64 * 1024
+    /// The admin import's own limit (`listen.max_import_body_bytes`), for its route only (guard
+    /// `.importBody`): `accounts:batchCreate` takes up to `AccountAdmin.maxBatch` rows, each up to
+    /// a few KiB (claims alone may be 1000 characters), far past the default limit.
+    public var maxImportBodyBytes = WebSettings.defaultMaxImportBodyBytes
+    public static let defaultMaxImportBodyBytes = 4 << 20
+
+    /// The body limit of a route with these guards (the import's never below the default).
+    func bodyLimit(_ guards: Guards) -> Int { guards.contains(.importBody) ? max(maxBodyBytes, maxImportBodyBytes) : maxBodyBytes }
 
     public init(projects: [ProjectSettings], devMode: Bool, publicOrigin: String? = nil, adminToken: String? = nil, version: String) {
         self.projects = projects; self.devMode = devMode; self.publicOrigin = publicOrigin; self.adminToken = adminToken; self.version = version
@@ -63,6 +71,13 @@ public final class WebApp: @unchecked Sendable {
         self.externalVerifier = externalVerifier
         self.metricsExposition = metricsExposition
         self.routes = RouteTable.build()
+    }
+
+    /// The body limit of the route `method` and `path` name (the transport's `routeBodyLimit`,
+    /// asked before it reads a body longer than `maxBodyBytes`); `maxBodyBytes` for any other.
+    public func bodyLimit(method: String, path: String) -> Int {
+        guard case let .found(route, _) = routes.match(method: method.uppercased(), path: path) else { return settings.maxBodyBytes }
+        return settings.bodyLimit(route.guards)
     }
 
     /// A request handler bound to one worker's store connection.

@@ -34,7 +34,9 @@ public struct PermanentDeliveryError: Error, CustomStringConvertible {
 /// after `maxAttempts` or a permanent failure. Several instances may share the database: the
 /// lease outlasts the slowest send (`leaseMillis`), and an outcome recorded under a lease that
 /// was taken over is dropped. Messages leased before a crash are sent again once their lease
-/// expires.
+/// expires, and that lost attempt counts towards `maxAttempts`: a message whose send ends the
+/// process (a crash in a provider's library, an OOM kill) is dead after `maxAttempts` leases
+/// instead of being sent, and ending the process, forever.
 public final class OutboxWorker: @unchecked Sendable {
     /// Added to the senders' longest time limit: the writes around a send, a stalled process.
     public static let leaseMargin: Millis = 30_000
@@ -188,17 +190,26 @@ public final class OutboxWorker: @unchecked Sendable {
         return total
     }
 
-    /// One pass over the messages due now, each leased on its own just before it is sent. Stops
-    /// early once a stop is requested. Returns how many messages it leased.
+    /// One pass over the messages due now, each leased on its own just before it is sent (or made
+    /// dead, its attempts used up). Stops early once a stop is requested. Returns how many
+    /// messages it leased or made dead.
     @discardableResult
     public func deliverDue(_ store: OutboxStore, limit: Int = 16) throws -> Int {
         var handled = 0
         for id in try store.dueMessageIDs(now: clock.now(), limit: limit, channels: channels) {
             if isStopping { break }
             let now = clock.now()
-            guard let lease = try store.lease(id: id, now: now, until: now + leaseMillis) else { continue }
-            handled += 1
-            try deliver(lease, store)
+            switch try store.lease(id: id, now: now, until: now + leaseMillis, maxAttempts: maxAttempts) {
+            case .unavailable:
+                continue
+            case let .exhausted(m):
+                handled += 1
+                Telemetry.delivery(channel: m.channel.rawValue, provider: senders[m.channel]?.provider ?? "none", result: "dead")
+                Log.warning("outbox: \(m.channel.rawValue) #\(m.id) dead after \(m.attempts) attempt(s): \(m.lastError ?? "attempts used up")")
+            case let .leased(lease):
+                handled += 1
+                try deliver(lease, store)
+            }
         }
         return handled
     }
@@ -215,8 +226,8 @@ public final class OutboxWorker: @unchecked Sendable {
             Log.warning("\(line) has no sender (dead)" + OutboxWorker.notRecorded(recorded))
             return
         }
-        // Only the send's own failure counts as an attempt: a store error after a successful send
-        // leaves the lease to expire rather than recording a failure.
+        // A send's failure is recorded as a failed attempt; a store error after a successful send
+        // records nothing and leaves the lease to expire (the next lease counts it as an attempt).
         let failure: Error?
         do {
             try sender.send(m)

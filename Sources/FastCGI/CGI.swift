@@ -9,13 +9,14 @@ public enum CGIResponder {
     /// True when fd 0 is not a FastCGI listening socket.
     public static var stdinIsNotASocket: Bool { FCGX_IsCGI() != 0 }
 
-    /// `maxBodyBytes` and `tooLarge` as in `FastCGIServer.Options`.
-    public static func serveOne(maxBodyBytes: Int, tooLarge: (_ limit: Int) -> Response, handler: (Request) throws -> Response,
-                                log: (String) -> Void) {
+    /// `maxBodyBytes`, `tooLarge` and `routeBodyLimit` as in `FastCGIServer.Options`.
+    public static func serveOne(maxBodyBytes: Int, tooLarge: (_ limit: Int) -> Response, routeBodyLimit: FastCGIServer.RouteBodyLimit? = nil,
+                                handler: (Request) throws -> Response, log: (String) -> Void) {
         let params = CGIParams(envp: environ)
         let response: Response
-        switch FastCGIServer.readBody(params: params, max: maxBodyBytes, read: { buf, n in Int32(read(0, buf, Int(n))) }) {
-        case .failure(.tooLarge): response = tooLarge(maxBodyBytes)
+        let limit = FastCGIServer.bodyLimit(params, max: maxBodyBytes, route: routeBodyLimit)
+        switch FastCGIServer.readBody(params: params, max: limit, read: { buf, n in Int32(read(0, buf, Int(n))) }) {
+        case .failure(.tooLarge): response = tooLarge(limit)
         case .failure: response = FastCGIServer.badGateway("reading the request body")
         case let .success(body):
             do { response = try handler(FastCGIServer.request(params, body: body)) } catch {

@@ -36,12 +36,20 @@ public final class FastCGIServer: @unchecked Sendable {
         /// body past it (the transport knows no wire format).
         public var maxBodyBytes: Int
         public var tooLarge: @Sendable (_ limit: Int) -> Response
+        /// The limit of the route a method and path name, where the application gives one route
+        /// a larger limit of its own (the admin import); nil: `maxBodyBytes` for every request.
+        public var routeBodyLimit: RouteBodyLimit?
         public var backlog: Int32
         public init(address: ListenAddress, workers: Int = 2 * max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))),
-                    maxBodyBytes: Int, tooLarge: @escaping @Sendable (_ limit: Int) -> Response, backlog: Int32 = 256) {
-            self.address = address; self.workers = workers; self.maxBodyBytes = maxBodyBytes; self.tooLarge = tooLarge; self.backlog = backlog
+                    maxBodyBytes: Int, tooLarge: @escaping @Sendable (_ limit: Int) -> Response, routeBodyLimit: RouteBodyLimit? = nil,
+                    backlog: Int32 = 256) {
+            self.address = address; self.workers = workers; self.maxBodyBytes = maxBodyBytes; self.tooLarge = tooLarge
+            self.routeBodyLimit = routeBodyLimit; self.backlog = backlog
         }
     }
+
+    /// A route's body limit by method and path.
+    public typealias RouteBodyLimit = @Sendable (_ method: String, _ path: String) -> Int
 
     public let options: Options
     let log: (String) -> Void
@@ -188,12 +196,13 @@ public final class FastCGIServer: @unchecked Sendable {
         // libfcgi ends the params at the first error as at their end (a stream cut short, a record
         // of another version or type), so such a request would run with only the params before it.
         let paramsBroken = FCGX_GetError(req.in) != 0
+        let limit = FastCGIServer.bodyLimit(params, max: options.maxBodyBytes, route: options.routeBodyLimit)
         switch paramsBroken ? .failure(.readFailed)
-            : FastCGIServer.readBody(params: params, max: options.maxBodyBytes, read: { buf, n in FCGX_GetStr(buf, n, req.in) }) {
+            : FastCGIServer.readBody(params: params, max: limit, read: { buf, n in FCGX_GetStr(buf, n, req.in) }) {
         case .failure where paramsBroken:
             response = FastCGIServer.badGateway("reading the request parameters")
         case let .failure(step):
-            response = step == .tooLarge ? options.tooLarge(options.maxBodyBytes) : FastCGIServer.badGateway("reading the request body")
+            response = step == .tooLarge ? options.tooLarge(limit) : FastCGIServer.badGateway("reading the request body")
         case let .success(body):
             let request = FastCGIServer.request(params, body: body)
             InFlight.begin(slot: slot, requestID: request.requestID, method: request.method, path: request.path)
@@ -220,6 +229,14 @@ public final class FastCGIServer: @unchecked Sendable {
     // MARK: - Shared by FastCGI and CGI modes
 
     enum BodyFailure: Error { case tooLarge, readFailed }
+
+    /// The limit a request's body meets: `max`, unless the body is declared longer and its route
+    /// has a larger limit of its own. The route is looked up only then, so a request within the
+    /// default limit (every request but an import) pays nothing for it.
+    static func bodyLimit(_ params: CGIParams, max: Int, route: RouteBodyLimit?) -> Int {
+        guard let route, let declared = Int(params[.contentLength] ?? ""), declared > max else { return max }
+        return Swift.max(max, route(params[.requestMethod] ?? "GET", path(params)))
+    }
 
     static func readBody(params: CGIParams, max: Int, read: (UnsafeMutablePointer<CChar>, Int32) -> Int32) -> Result<[UInt8], BodyFailure> {
         let raw = params[.contentLength] ?? ""
@@ -262,17 +279,23 @@ public final class FastCGIServer: @unchecked Sendable {
         if let ct = params[.contentType], !ct.isEmpty { headers["content-type"] = ct }
         if let cl = params[.contentLength], !cl.isEmpty { headers["content-length"] = cl }
         let uri = params[.requestURI] ?? "/"
-        var path = params[.documentURI] ?? ""
-        if path.isEmpty {
-            let script = (params[.scriptName] ?? "") + (params[.pathInfo] ?? "")
-            path = script.isEmpty ? PercentEncoding.decode(uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/", plusAsSpace: false) : script
-        }
+        let path = path(params)
         let query = params[.queryString] ?? (uri.firstIndex(of: "?").map { String(uri[uri.index(after: $0)...]) } ?? "")
         let https = (params[.https] ?? "").lowercased() == "on" || params[.requestScheme] == "https"
         let host = headers["host"] ?? params[.serverName] ?? "localhost"
         return Request(method: params[.requestMethod] ?? "GET", path: path, rawQuery: query, lowercasedHeaders: headers, body: body,
                        remoteAddress: params[.remoteAddr] ?? "", isHTTPS: https, host: host,
                        requestID: params[.requestID].map(Request.loggable) ?? "-")
+    }
+
+    /// The request's decoded path: `DOCUMENT_URI`, else `SCRIPT_NAME` + `PATH_INFO`, else the path
+    /// of `REQUEST_URI`.
+    static func path(_ params: CGIParams) -> String {
+        if let document = params[.documentURI], !document.isEmpty { return document }
+        let script = (params[.scriptName] ?? "") + (params[.pathInfo] ?? "")
+        guard script.isEmpty else { return script }
+        let uri = params[.requestURI] ?? "/"
+        return PercentEncoding.decode(uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/", plusAsSpace: false)
     }
 
     /// CGI response bytes: `Status:` line, headers, blank line, body.

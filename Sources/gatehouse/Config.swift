@@ -29,6 +29,7 @@ struct Config {
     }
     private var workersSetting: Int?
     var maxBodyBytes = WebSettings.defaultMaxBodyBytes
+    var maxImportBodyBytes = WebSettings.defaultMaxImportBodyBytes
     var publicOrigin: String? = nil
     var adminToken: String? = nil
     var templatesDir: String? = nil
@@ -121,6 +122,7 @@ struct Config {
                 }
                 int(listen, "workers", 1...256, &problems, prefix: "listen.").map { workers = $0 }
                 int(listen, "max_body_bytes", 1024...(16 << 20), &problems, prefix: "listen.").map { maxBodyBytes = $0 }
+                int(listen, "max_import_body_bytes", 1024...(64 << 20), &problems, prefix: "listen.").map { maxImportBodyBytes = $0 }
             } else { problems.append("listen: expected an object") }
         }
         if let projects = json["projects"] {

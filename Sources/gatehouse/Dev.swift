@@ -41,7 +41,7 @@ struct Dev: Command {
         let socket = dataDir + "/gatehouse.sock"
         var supervisor = ResponderSupervisor(config: config, socket: socket)
         try supervisor.start()
-        let confPath = try writeNginxConfig(dataDir: dataDir, root: root, socket: socket)
+        let confPath = try writeNginxConfig(dataDir: dataDir, root: root, socket: socket, importBodyBytes: config.maxImportBodyBytes)
         let pid = try spawn(nginx, ["-p", dataDir + "/nginx/", "-c", confPath, "-e", dataDir + "/nginx/error.log"])
 
         func shutdown(_ code: Int32) -> Never {
@@ -78,7 +78,7 @@ struct Dev: Command {
         return "nginx"
     }
 
-    func writeNginxConfig(dataDir: String, root: String, socket: String) throws -> String {
+    func writeNginxConfig(dataDir: String, root: String, socket: String, importBodyBytes: Int) throws -> String {
         let dir = dataDir + "/nginx"
         try Runtime.makeDirectories(dir + "/gatehouse")
         guard let names = Platform.directoryEntries(root + "/nginx") else { throw ConfigError("cannot read \(root)/nginx") }
@@ -144,7 +144,14 @@ struct Dev: Command {
                     proxy_pass http://unix:\(dir)/demo-upstream.sock:/mfa/;
                 }
 
-                # Dev mode: the emulator helpers and admin APIs are reachable (loopback only).
+                # Dev mode: the emulator helpers and admin APIs are reachable (loopback only). The
+                # admin APIs take bodies as long as the admin import's (listen.max_import_body_bytes);
+                # Gatehouse holds every other route to listen.max_body_bytes itself.
+                location ^~ /identitytoolkit.googleapis.com/v1/projects {
+                    client_max_body_size \(max(importBodyBytes, 1 << 20));
+                    include gatehouse/gatehouse-fastcgi.conf;
+                    fastcgi_pass gatehouse;
+                }
                 location ^~ /emulator/ {
                     include gatehouse/gatehouse-fastcgi.conf;
                     fastcgi_pass gatehouse;

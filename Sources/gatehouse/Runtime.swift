@@ -40,6 +40,7 @@ struct Runtime {
         var settings = WebSettings(projects: config.projects, devMode: config.mode == .dev, publicOrigin: config.publicOrigin,
                                    adminToken: config.adminToken, version: Runtime.version)
         settings.maxBodyBytes = config.maxBodyBytes
+        settings.maxImportBodyBytes = config.maxImportBodyBytes
         var notify: @Sendable () -> Void = {}
         if let outbox { notify = { outbox.wake() } }
         return WebApp(settings: settings, services: services, templates: templates, outboxNotifier: notify,

@@ -126,6 +126,7 @@ func serveCGI(_ config: Config) throws {
         let store = try Runtime.open(config.store, migrate: true)
         let app = try Runtime(config: config, store: store, deleteExpiredKeys: false).webApp(validateTemplates: false)
         CGIResponder.serveOne(maxBodyBytes: app.settings.maxBodyBytes, tooLarge: WebApp.payloadTooLarge(limit:),
+                              routeBodyLimit: { [app] in app.bodyLimit(method: $0, path: $1) },
                               handler: app.handler(store: store), log: { Log.error($0) })
         return
     }
@@ -136,6 +137,7 @@ func serveCGI(_ config: Config) throws {
         try Runtime.migrateIfBehind(store)
         let app = try Runtime(config: config, store: store, deleteExpiredKeys: false).webApp(validateTemplates: false)
         CGIResponder.serveOne(maxBodyBytes: app.settings.maxBodyBytes, tooLarge: WebApp.payloadTooLarge(limit:),
+                              routeBodyLimit: { [app] in app.bodyLimit(method: $0, path: $1) },
                               handler: app.handler(store: store), log: { Log.error($0) })
     }
 }
@@ -191,7 +193,8 @@ func startServer(_ runtime: Runtime, app: WebApp, socketOverride: String? = nil,
     else if !CGIResponder.stdinIsNotASocket { address = .inherited }
     else { throw UsageError("nowhere to listen: set listen.socket or listen.tcp (or start under spawn-fcgi / systemd socket activation)") }
     let server = FastCGIServer(options: .init(address: address, workers: c.workers, maxBodyBytes: app.settings.maxBodyBytes,
-                                              tooLarge: { WebApp.payloadTooLarge(limit: $0) }), log: { Log.error($0) })
+                                              tooLarge: { WebApp.payloadTooLarge(limit: $0) },
+                                              routeBodyLimit: { [app] in app.bodyLimit(method: $0, path: $1) }), log: { Log.error($0) })
     try server.open()
     try server.start { _ in
         // Each worker opens its own connection on its first request, on its own thread: an idle

@@ -93,7 +93,8 @@ struct MigrationTests {
         #expect(try !store.markSent(late, at: 130, keepBody: false))
         #expect(try !store.markFailed(late, error: "timeout", nextAttemptAt: 500, at: 130))
         let m = try #require(try store.messages(project: "p", channel: .sms, limit: 5).first)
-        #expect(m.status == .dead && m.attempts == 1 && m.lastError == "HTTP 400" && m.sentAt == nil)
+        // Two attempts: the one whose lease expired, and the one that failed.
+        #expect(m.status == .dead && m.attempts == 2 && m.lastError == "HTTP 400" && m.sentAt == nil)
 
         // The same lease, expired but not taken over, still records its outcome.
         let other = try store.enqueue(OutboxMessage(projectID: "p", channel: .sms, recipient: "+2", body: "code 2", nextAttemptAt: 0, createdAt: 0))

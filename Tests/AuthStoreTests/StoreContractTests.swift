@@ -257,6 +257,54 @@ struct StoreContractTests {
         }
     }
 
+    @Test("outbox: an expired lease counts as an attempt; a message whose attempts reach the limit is made dead, not leased again",
+          arguments: Backend.available)
+    func outboxAttempts(backend: Backend) throws {
+        try with(backend) { _, s in
+            func leased(_ id: Int64, at now: Millis, max: Int = 3) throws -> OutboxLease? {
+                guard case let .leased(lease) = try s.lease(id: id, now: now, until: now + 100, maxAttempts: max) else { return nil }
+                return lease
+            }
+            func exhausted(_ id: Int64, at now: Millis, max: Int = 3) throws -> OutboxMessage? {
+                guard case let .exhausted(m) = try s.lease(id: id, now: now, until: now + 100, maxAttempts: max) else { return nil }
+                return m
+            }
+            // Every send ends the process: each lease expires without an outcome, and the next one counts it.
+            let crashing = try s.enqueue(OutboxMessage(projectID: "p", channel: .sms, recipient: "+1", body: "code 1", nextAttemptAt: 0, createdAt: 0))
+            for (attempt, now) in [(0, 0), (1, 100), (2, 200)] as [(Int, Millis)] {
+                let lease = try #require(try leased(crashing, at: now), "lease \(attempt + 1)")
+                #expect(lease.message.attempts == attempt && lease.token == Int64(attempt + 1))
+                // Not due while its lease runs: another worker gets nothing, and nothing is counted.
+                #expect(try s.lease(id: crashing, now: now + 99, until: now + 199, maxAttempts: 3) == .unavailable)
+            }
+            // The third lease expired as well: three attempts, none left. Dead instead, body scrubbed, said why.
+            let dead = try #require(try exhausted(crashing, at: 300))
+            #expect(dead.id == crashing && dead.status == .dead && dead.attempts == 3 && dead.body.isEmpty)
+            #expect(dead.lastError == OutboxLeasing.lostAttemptError)
+            #expect(try s.lease(id: crashing, now: 10_000, until: 10_100, maxAttempts: 3) == .unavailable)
+            #expect(try s.dueMessageIDs(now: 10_000, limit: 5, channels: [.sms]).isEmpty)
+            #expect(try s.messages(project: "p", channel: .sms, limit: 5) == [dead])
+
+            // Reported failures and lost leases add up: a failure, a lease that expires, and the next is the third.
+            let mixed = try s.enqueue(OutboxMessage(projectID: "p", channel: .email, recipient: "a@example.com", body: "link", nextAttemptAt: 0, createdAt: 0))
+            #expect(try s.markFailed(try #require(try leased(mixed, at: 0)), error: "HTTP 503", nextAttemptAt: 10, at: 1))
+            #expect(try leased(mixed, at: 10)?.message.attempts == 1)
+            let third = try #require(try leased(mixed, at: 110))
+            #expect(third.message.attempts == 2)
+            // Its outcome is still recorded (here: sent), under its own lease.
+            #expect(try s.markSent(third, at: 120, keepBody: true))
+            #expect(try s.messages(project: "p", channel: .email, limit: 5).first?.status == .sent)
+
+            // A pending message already at the limit (the limit was lowered) is made dead too, keeping its last error;
+            // one not yet due is left alone.
+            let lowered = try s.enqueue(OutboxMessage(projectID: "p", channel: .push, recipient: "AB", body: "{}", nextAttemptAt: 0, createdAt: 0))
+            #expect(try s.markFailed(try #require(try leased(lowered, at: 0)), error: "HTTP 500", nextAttemptAt: 50, at: 1))
+            #expect(try s.lease(id: lowered, now: 40, until: 140, maxAttempts: 1) == .unavailable)
+            let gone = try #require(try exhausted(lowered, at: 50, max: 1))
+            #expect(gone.status == .dead && gone.attempts == 1 && gone.lastError == "HTTP 500" && gone.body.isEmpty)
+        }
+    }
+
     @Test("sessions and refresh tokens: rotation once, family and per-user revocation, active list", arguments: Backend.available)
     func sessions(backend: Backend) throws {
         try with(backend) { _, s in

@@ -49,8 +49,32 @@ struct OutboxWorkerTests {
         #expect(try a.deliverDue(storeA) == 1)
 
         let m = try #require(try storeA.all().first)
-        #expect(m.status == .dead && m.attempts == 1 && m.sentAt == nil)
+        // A's attempt, whose lease B took over, counts too.
+        #expect(m.status == .dead && m.attempts == 2 && m.sentAt == nil)
         #expect(m.lastError == "HTTP 400 bad number")
+    }
+
+    @Test("a message whose send ends the process every time is dead after maxAttempts leases, not sent forever")
+    func lostLeasesCount() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        let clock = FixedClock()
+        let id = try #require(try store.enqueueTexts(1, at: clock.now()).first)
+        let sends = Shared(0)
+        let worker = OutboxWorker(makeStore: { store }, senders: [.sms: ScriptedSender { _ in sends.update { $0 += 1 } }], clock: clock,
+                                  maxAttempts: 3)
+        // Three processes lease it and die during the send: nothing recorded, each lease expires.
+        for attempt in 0..<3 {
+            let leasing = try store.lease(id: id, now: clock.now(), until: clock.now() + worker.leaseMillis, maxAttempts: worker.maxAttempts)
+            guard case let .leased(lease) = leasing else { Issue.record("attempt \(attempt + 1): \(leasing)"); return }
+            #expect(lease.message.attempts == attempt)
+            clock.advance(millis: worker.leaseMillis)
+        }
+        // The next worker finds its attempts used up: dead, never handed to the sender again.
+        #expect(try worker.deliverDue(store) == 1)
+        #expect(sends.value == 0)
+        let m = try #require(try store.all().first)
+        #expect(m.status == .dead && m.attempts == 3 && m.body.isEmpty && m.lastError == OutboxLeasing.lostAttemptError)
+        #expect(try worker.deliverDue(store) == 0)
     }
 
     @Test("a message is leased only when its turn comes, for longer than the slowest sender's time limit")

@@ -141,6 +141,31 @@ struct RecordStreamTests {
         #expect(answer.text.contains("PAYLOAD_TOO_LARGE : Request body larger than 64 bytes"))
     }
 
+    @Test("a route with a larger limit of its own reads a body past the default; other routes still refuse it; past its own, 413 naming it")
+    func routeLimit() throws {
+        let asked = Locked<[String]>([])
+        let limit: FastCGIServer.RouteBodyLimit = { method, path in
+            asked.with { $0.append(method + " " + path) }
+            return path == "/import" ? 256 : 64
+        }
+        let body = [UInt8](repeating: 0x61, count: 200)
+        let imported = serve(Stream.request(method: "POST", uri: "/import?x=1", body: body), maxBodyBytes: 64, routeBodyLimit: limit)
+        #expect(imported.requests.map(\.body.count) == [200])
+        #expect(imported.reply?.answer()?.text == "POST /import 200")
+        let other = serve(Stream.request(method: "POST", uri: "/big", body: body), maxBodyBytes: 64, routeBodyLimit: limit)
+        #expect(other.requests.isEmpty)
+        #expect(other.reply?.answer()?.text.contains("larger than 64 bytes") == true)
+        let past = serve(Stream.request(method: "POST", uri: "/import", body: body + body), maxBodyBytes: 64, routeBodyLimit: limit)
+        #expect(past.requests.isEmpty)
+        #expect(past.reply?.answer()?.status == "413 Payload Too Large")
+        #expect(past.reply?.answer()?.text.contains("larger than 256 bytes") == true)
+        // A body within the default limit is read without asking for the route's.
+        let small = serve(Stream.request(method: "POST", uri: "/import", body: [UInt8](repeating: 0x61, count: 64)), maxBodyBytes: 64,
+                          routeBodyLimit: limit)
+        #expect(small.requests.map(\.body.count) == [64])
+        #expect(asked.with { $0 } == ["POST /import", "POST /big", "POST /import"])
+    }
+
     @Test("a CONTENT_LENGTH that is not a number is answered 413 without calling the handler")
     func unparsableLength() throws {
         let s = serve(Stream.begin() + Stream.params([("REQUEST_METHOD", "POST"), ("CONTENT_LENGTH", "12abc"), ("DOCUMENT_URI", "/p")])

@@ -85,6 +85,18 @@ struct ConfigTests {
         #expect(c.projects.allSatisfy { $0.network.ipv6PrefixBits == 56 && $0.network.wideFactor == 4 })
     }
 
+    @Test("listen.max_import_body_bytes: the admin import's own body limit, 4 MiB unless set, 1 KiB…64 MiB")
+    func importBodyLimit() throws {
+        #expect(Config.load(path: nil, environment: [:]).0.maxImportBodyBytes == 4 << 20)
+        let (c, problems) = Config.load(path: try write(#"{"listen": {"max_body_bytes": 32768, "max_import_body_bytes": 8388608}}"#), environment: [:])
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(c.maxBodyBytes == 32768 && c.maxImportBodyBytes == 8 << 20)
+        for bad in ["512", "67108865", "\"big\""] {
+            let (_, p) = Config.load(path: try write(#"{"listen": {"max_import_body_bytes": \#(bad)}}"#), environment: [:])
+            #expect(p.contains { $0.hasPrefix("listen.max_import_body_bytes: expected an integer in 1024…67108864") }, "\(bad): \(p)")
+        }
+    }
+
     @Test("malformed JSON is reported with its position")
     func malformed() throws {
         let (_, problems) = Config.load(path: try write("{\"mode\": }"), environment: [:])

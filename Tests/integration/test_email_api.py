@@ -136,16 +136,21 @@ def test_admin_generates_a_link_without_sending(gh):
     assert body["kind"] == "identitytoolkit#GetOobConfirmationCodeResponse" and body["email"] == a.lower()
     assert action_params(body["oobLink"])["oobCode"] == body["oobCode"]
     assert not [c for c in oob_codes(gh) if c["email"] == a.lower()]
-    # The key-based path with the admin credential behaves the same.
+    # Off the Admin SDK path the admin credential is not read: no key, no call; with a key, a user's.
     r = gh.post(ITK + "/accounts:sendOobCode", headers={"Authorization": "Bearer owner"},
                 json={"requestType": "EMAIL_SIGNIN", "email": a, "returnOobLink": True})
-    assert r.status_code == 200 and "oobLink" in r.json()
+    assert r.status_code == 403 and r.json()["error"]["status"] == "PERMISSION_DENIED"
+    r = gh.post(ITK + "/accounts:sendOobCode", params={"key": "test-api-key"}, headers={"Authorization": "Bearer owner"},
+                json={"requestType": "EMAIL_SIGNIN", "email": a, "returnOobLink": True})
+    assert_envelope(r, 400, "INSUFFICIENT_PERMISSION")
 
 
-def test_invalid_bearer_is_unauthenticated(gh):
-    r = gh.post(ITK + "/accounts:sendOobCode", params={"key": "test-api-key"}, headers={"Authorization": "Bearer nope"},
-                json={"requestType": "EMAIL_SIGNIN", "email": addr()})
+def test_invalid_bearer_is_unauthenticated_on_the_admin_path_only(gh):
+    body = {"requestType": "EMAIL_SIGNIN", "email": addr()}
+    r = gh.admin("/accounts:sendOobCode", body, headers={"Authorization": "Bearer nope"})
     assert r.status_code == 401 and r.json()["error"]["status"] == "UNAUTHENTICATED"
+    r = gh.post(ITK + "/accounts:sendOobCode", params={"key": "test-api-key"}, headers={"Authorization": "Bearer nope"}, json=body)
+    assert r.status_code == 200, r.text
 
 
 # --- link shapes -------------------------------------------------------------------------------

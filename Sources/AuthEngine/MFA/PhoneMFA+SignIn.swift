@@ -6,6 +6,8 @@ public struct MFAChallenge: Sendable, Equatable {
     /// `mfaPendingCredential`: random, stored hashed, single use, `PhoneMFA.pendingLifetime` long.
     public let pendingCredential: String
     public let enrollments: [MFAEnrollment]
+    /// When the credential stops being accepted (a hosted page's cookie lives as long).
+    public let expiresAt: Millis
 }
 
 extension PhoneMFA {
@@ -27,11 +29,12 @@ extension PhoneMFA {
                                  random: RandomSource) throws -> MFAChallenge {
         let now = clock.now()
         let credential = PhoneMFA.pendingPrefix + random.token(bytes: 32)
+        let expiresAt = now + PhoneMFA.pendingLifetime
         try store.purgeMFAPending(before: now - PhoneMFA.pendingLifetime)
         try store.insertMFAPending(MFAPendingRecord(
             credentialHash: hash(pendingCredential: credential), projectID: account.projectID, localID: account.localID,
-            firstFactor: firstFactor, authTime: now / 1000, createdAt: now, expiresAt: now + PhoneMFA.pendingLifetime))
-        return MFAChallenge(pendingCredential: credential, enrollments: account.mfaEnrollments)
+            firstFactor: firstFactor, authTime: now / 1000, createdAt: now, expiresAt: expiresAt))
+        return MFAChallenge(pendingCredential: credential, enrollments: account.mfaEnrollments, expiresAt: expiresAt)
     }
 
     /// The pending sign-in a credential names, while it can still be finished.
@@ -126,14 +129,31 @@ extension PhoneMFA {
         return account.mfaEnrollments
     }
 
+    /// Step-ups one client may start (each a pending row, with no first factor to pay for it):
+    /// 30 per 10 minutes, its block 8 × as many (`Limits.record(_:client:scope:)`).
+    public static let stepUpRule = Limits.Rule("mfa-step-up-client-10min", max: 30, per: 600)
+
     /// A second factor asked of a user who is already signed in with `firstFactor` (nginx
     /// step-up, `/__/auth/verify?require=mfa`): a pending credential like a first factor's.
-    public func stepUp(_ account: Account, firstFactor: String) throws -> MFAChallenge {
+    /// `held` is the pending credential the browser already carries (the hosted page's cookie):
+    /// while it is valid and this user's, from this first factor, it is answered again, so a
+    /// reload or another protected location makes no new row. A new one is counted against the
+    /// client's `stepUpRule`; past it, `TOO_MANY_ATTEMPTS_TRY_LATER` and no row.
+    public func stepUp(_ account: Account, firstFactor: String, remoteAddress: String, held: String? = nil) throws -> MFAChallenge {
         try requireEnabled()
         if account.disabled { throw AuthError(.userDisabled) }
         guard !account.mfaEnrollments.isEmpty else { throw AuthError(.mfaEnrollmentNotFound) }
-        return try store.transaction {
-            try PhoneMFA.challenge(account, firstFactor: firstFactor, store: store, clock: clock, random: random)
+        if let held, let record = try heldPending(held), record.localID == account.localID, record.firstFactor == firstFactor {
+            return MFAChallenge(pendingCredential: held, enrollments: account.mfaEnrollments, expiresAt: record.expiresAt)
         }
+        return try store.transaction {
+            try Limits(store: store, clock: clock).hit(PhoneMFA.stepUpRule, client: project.client(remoteAddress), scope: project.id)
+            return try PhoneMFA.challenge(account, firstFactor: firstFactor, store: store, clock: clock, random: random)
+        }
+    }
+
+    /// The record of a credential a client holds, while it can still be finished; nil otherwise.
+    func heldPending(_ credential: String) throws -> MFAPendingRecord? {
+        do { return try pending(credential) } catch let e as AuthError where e.code == .invalidMFAPendingCredential { return nil }
     }
 }

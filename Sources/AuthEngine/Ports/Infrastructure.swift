@@ -54,23 +54,39 @@ public struct OutboxLease: Sendable, Equatable {
     }
 }
 
+/// What `OutboxStore.lease` did with a due message.
+public enum OutboxLeasing: Sendable, Equatable {
+    /// This worker holds the message until the lease's `until`.
+    case leased(OutboxLease)
+    /// Its attempts were used up: it is dead now (body scrubbed), not leased.
+    case exhausted(OutboxMessage)
+    /// Not due (sent, dead, not yet due) or leased by another worker.
+    case unavailable
+
+    /// The `lastError` of a message made dead because its last attempt's lease expired.
+    public static let lostAttemptError = "the last attempt recorded no outcome before its lease expired (its process stopped)"
+}
+
 /// The durable outbox: a flow commits a message in its own transaction; the delivery worker
 /// leases one message at a time just before sending it, sends it and records the outcome under
-/// that lease. A lease that outlives a crash expires and the message is sent again.
+/// that lease. A lease that outlives a crash expires and the message is sent again, that lost
+/// attempt counted, so a message whose send ends the process is not sent forever.
 public protocol OutboxStore: Transactional {
     /// Stores a pending message; returns its id.
     func enqueue(_ message: OutboxMessage) throws -> Int64
     /// Ids of the messages of `channels` due at `now` (pending and due, or sending with an
     /// expired lease), the longest waiting first. A read: other workers may lease them first.
     func dueMessageIDs(now: Millis, limit: Int, channels: [OutboxMessage.Channel]) throws -> [Int64]
-    /// Leases message `id` until `until` if it is still due at `now`; nil when it is not (sent,
-    /// dead, not yet due, or leased by another worker).
-    func lease(id: Int64, now: Millis, until: Millis) throws -> OutboxLease?
+    /// Leases message `id` until `until` if it is still due at `now` (pending and due, or
+    /// sending under an expired lease). Taking over an expired lease counts the attempt it was
+    /// (its process stopped before recording an outcome) in `attempts`; a message whose
+    /// attempts, so counted, have reached `maxAttempts` is made dead instead (`exhausted`).
+    func lease(id: Int64, now: Millis, until: Millis, maxAttempts: Int) throws -> OutboxLeasing
     /// Marks sent and scrubs the body (codes and links must not linger at rest), unless
     /// `keepBody`. False (nothing written) when the lease is no longer this one.
     func markSent(_ lease: OutboxLease, at: Millis, keepBody: Bool) throws -> Bool
-    /// Records a failed attempt; `nextAttemptAt` nil means dead (no more retries). False
-    /// (nothing written) when the lease is no longer this one.
+    /// Records a failed attempt (`attempts` + 1); `nextAttemptAt` nil means dead (no more
+    /// retries). False (nothing written) when the lease is no longer this one.
     func markFailed(_ lease: OutboxLease, error: String, nextAttemptAt: Millis?, at: Millis) throws -> Bool
     /// Messages of a project and channel, newest last (dev listings, tests).
     func messages(project: String, channel: OutboxMessage.Channel, limit: Int) throws -> [OutboxMessage]

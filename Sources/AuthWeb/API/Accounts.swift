@@ -66,12 +66,9 @@ enum AccountsAPI {
                           ("nextPageToken", page.nextPageToken)))
     }
 
-    /// `accounts:signUp`: admins create an account (no tokens); others get an anonymous account.
+    /// `accounts:signUp`: an anonymous account. Admins create accounts with `create`, on the Admin
+    /// SDK path (the route guards give admin power nowhere else).
     static func signUp(_ ctx: inout Context) throws -> Response {
-        if ctx.isAdmin {
-            if ctx.bodyHas("idToken"), ctx.bodyHas("localId") { throw AuthError(.unexpectedParameter, "User ID") }
-            return try create(&ctx)
-        }
         if ctx.bodyHas("localId") { throw AuthError(.unexpectedParameter, "User ID") }
         if ctx.bodyHas("email") || ctx.bodyHas("password") || ctx.bodyHas("idToken") {
             throw AuthError(.operationNotAllowed, "Password sign-in is disabled for this project.")

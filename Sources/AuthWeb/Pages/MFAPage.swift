@@ -77,13 +77,19 @@ enum MFAPage {
             return .redirect(to: "/__/auth/account?enrol=1" + (back.map { "&continueUrl=" + PercentEncoding.encode($0) } ?? ""))
         }
         do {
-            let challenge = try flow(ctx).stepUp(id.account, firstFactor: id.provider)
+            // The browser's own pending step-up, if it still holds one, is used again (the engine
+            // counts only new ones against the client's budget).
+            let challenge = try flow(ctx).stepUp(id.account, firstFactor: id.provider, remoteAddress: ctx.request.remoteAddress,
+                                                 held: pending(ctx)?.credential)
             let p = Pending(credential: challenge.pendingCredential, continueURL: back)
             var response = try choosePage(ctx, p, enrollments: challenge.enrollments)
-            response.addCookie(cookie(p, maxAge: cookieLifetime))
+            // The cookie lives as long as the credential it carries.
+            response.addCookie(cookie(p, maxAge: Int(clamping: max(1, (challenge.expiresAt - ctx.now) / 1000))))
             return response
         } catch let e as AuthError where e.code == .operationNotAllowed {
             return try expiredPage(ctx, continueURL: back, status: 403)
+        } catch let e as AuthError where e.code == .tooManyAttempts {
+            return tooManyPage(ctx, e)
         }
     }
 
@@ -229,6 +235,12 @@ enum MFAPage {
         ])
         if ctx.request.cookies[cookieName] != nil { response.addCookie(clearedCookie()) }
         return response
+    }
+
+    /// Too many step-ups from this client: the localized "too many attempts", nothing started.
+    static func tooManyPage(_ ctx: Context, _ e: AuthError) -> Response {
+        let html = ctx.app.templates.render("error", ctx: ctx, values: ["message": .string(message(e, ctx: ctx, status: nil)), "status": .int(429)])
+        return .html(html, status: 429)
     }
 
     /// The phone page's words for a code error; a factor that is gone has its own.

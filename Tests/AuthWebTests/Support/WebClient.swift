@@ -15,11 +15,13 @@ final class WebClient {
     /// A production project `prod` (API key `key-prod`, test number +15555550100 → 123456) unless
     /// `projects` are given.
     init(projects: [ProjectSettings]? = nil, devMode: Bool = false, publicOrigin: String? = "https://auth.example.com",
-         adminToken: String? = "admin-secret", metricsExposition: (@Sendable () -> [UInt8])? = nil) throws {
+         adminToken: String? = "admin-secret", metricsExposition: (@Sendable () -> [UInt8])? = nil,
+         configure: (inout WebSettings) -> Void = { _ in }) throws {
         clock = FixedClock()
         store = try SQLiteStore(path: ":memory:")
-        let settings = WebSettings(projects: projects ?? [WebClient.productionProject()], devMode: devMode,
+        var settings = WebSettings(projects: projects ?? [WebClient.productionProject()], devMode: devMode,
                                    publicOrigin: publicOrigin, adminToken: adminToken, version: "test")
+        configure(&settings)
         app = WebApp(settings: settings, services: AuthServices(clock: clock, random: SeededRandom()),
                      templates: try Templates(directory: Templates.bundledDirectory ?? ""), metricsExposition: metricsExposition)
         try app.keyRing.ensureKey(store: store, random: app.random)

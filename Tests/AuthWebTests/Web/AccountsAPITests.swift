@@ -115,10 +115,6 @@ struct AccountsAPITests {
         let made = Self.adminPost(c, "/accounts", "{\"localId\": \"fixed-id\"}")
         #expect(made.json?["localId"]?.stringValue == "fixed-id")
         expectBusinessError(Self.adminPost(c, "/accounts", "{\"localId\": \"fixed-id\"}"), "DUPLICATE_LOCAL_ID")
-        // Admin signUp with both a token and a local id is ambiguous.
-        let both = c.request("POST", Self.itk + "/accounts:signUp", body: Array("{\"idToken\": \"t\", \"localId\": \"l\"}".utf8),
-                             headers: ["content-type": "application/json", "authorization": "Bearer admin-secret"])
-        expectBusinessError(both, "UNEXPECTED_PARAMETER : User ID")
     }
 
     @Test("batchDelete needs 1 to 1000 ids")

@@ -40,7 +40,7 @@ struct ErrorEnvelopeTests {
     @Test("401, 403, 404, 405 and 501 each with their reason and status")
     func transportClasses() throws {
         let c = try WebClient()
-        let unauthenticated = c.post(Self.itk + "/accounts:lookup", json: "{}", headers: ["authorization": "Bearer x"])
+        let unauthenticated = c.post(Self.itk + "/projects/prod/accounts:lookup", json: "{}", key: nil, headers: ["authorization": "Bearer x"])
         #expect(unauthenticated.status == 401)
         #expect(unauthenticated.text == #"{"error":{"code":401,"message":"Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.","errors":[{"message":"Invalid Credentials","domain":"global","reason":"authError","location":"Authorization","locationType":"header"}],"status":"UNAUTHENTICATED"}}"#)
         let forbidden = c.post(Self.itk + "/accounts:lookup", json: "{}", key: nil)

@@ -79,6 +79,28 @@ struct FormCSRFTests {
         #expect(signOut.status == 303)
     }
 
+    @Test("a page with several forms sets one CSRF cookie on a first visit, and every form's token verifies against it")
+    func oneCookiePerPage() throws {
+        let c = try MFAPageTests.client()
+        let account = try MFAPageTests.account(c)
+        let session = try MFAPageTests.session(c, account)
+        let sessionCookie = c.app.settings.defaultProject.session.cookieName + "=" + session
+        // The account page of a user with a factor: a remove form and the sign-out form.
+        let page = c.request("GET", "/__/auth/account", headers: ["cookie": sessionCookie])
+        #expect(page.status == 200, "\(page.text)")
+        let set = page.headers.filter { $0.0 == "Set-Cookie" && $0.1.hasPrefix(CSRF.cookieName + "=") }
+        #expect(set.count == 1, "\(set)")
+        let cookie = try #require(MFAPageTests.cookieValue(set.last?.1))
+        let tokens = page.text.components(separatedBy: "name=\"csrf\" value=\"").dropFirst().map { String($0.prefix { $0 != "\"" }) }
+        #expect(tokens.count == 2, "\(page.text)")
+        let expected = [AccountPage.removePurpose, AccountPage.csrfPurpose].map { try? Self.token(c, cookie: cookie, purpose: $0) }
+        #expect(tokens == expected.compactMap { $0 })
+        // What the browser kept is what the forms were bound to: signing out works at once.
+        let signOut = Self.post(c, "/__/auth/signout", "csrf=" + (tokens.last ?? ""),
+                                cookie: nil, headers: ["cookie": CSRF.cookieName + "=" + cookie + "; " + sessionCookie])
+        #expect(signOut.status == 303, "\(signOut.text)")
+    }
+
     @Test("a post that names another origin is refused even with a good token; our origin and \"null\" are not")
     func origin() throws {
         let c = try WebClient()

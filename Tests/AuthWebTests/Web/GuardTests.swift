@@ -115,24 +115,70 @@ struct GuardTests {
                        canonical: "UNAUTHENTICATED")
     }
 
-    @Test("a wrong bearer token is refused even where an API key would do")
-    func wrongBearerWithKey() throws {
-        let c = try WebClient()
-        expectEnvelope(c.post(Self.itk + "/accounts:lookup", json: "{}", headers: ["authorization": "Bearer wrong"]), 401, Self.badCredentials,
-                       reason: "authError", canonical: "UNAUTHENTICATED")
-        // A non-Bearer Authorization header is ignored: the key decides.
-        expectBusinessError(c.post(Self.itk + "/accounts:lookup", json: "{}", headers: ["authorization": "Basic x"]), "MISSING_ID_TOKEN")
+    /// The v1 and legacy v3 names of the routes that used to take an admin bearer besides a key,
+    /// each with a body an admin alone could have used.
+    static let userPaths: [(String, String)] = [
+        ("/accounts:sendOobCode", #"{"requestType":"EMAIL_SIGNIN","email":"ana@example.com","returnOobLink":true}"#),
+        ("/accounts:lookup", #"{"localId":["u1"]}"#),
+        ("/accounts:update", #"{"localId":"u1","disableUser":true}"#),
+        ("/accounts:delete", #"{"localId":"u1"}"#),
+        ("/accounts:signUp", #"{"localId":"u1"}"#),
+    ]
+    static let legacyNames = ["/accounts:sendOobCode": "/getOobConfirmationCode", "/accounts:lookup": "/getAccountInfo",
+                              "/accounts:update": "/setAccountInfo", "/accounts:delete": "/deleteAccount", "/accounts:signUp": "/signupNewUser"]
+
+    @Test("admin power is only on the Admin SDK paths, the ones the shipped nginx keeps internal")
+    func adminOnlyUnderProjects() {
+        for route in RouteTable.build().routes where route.handler.guards.contains(.admin) {
+            #expect(route.pattern.description.hasPrefix(RouteTable.admin), "\(route.method) \(route.pattern)")
+            #expect(route.handler.guards.contains(.pathProject), "\(route.method) \(route.pattern)")
+        }
     }
 
-    @Test("API-key-or-admin routes take either credential")
-    func keyOrAdmin() throws {
+    @Test("off the Admin SDK paths a bearer, right or wrong, is as if absent: a key is needed, the caller is a user")
+    func bearerIgnoredOffAdminPaths() throws {
         let c = try WebClient()
-        // With the key the caller is a user, who must name their account by ID token …
+        _ = Self.post(c, Self.adminBase + "/accounts", #"{"localId":"u1","email":"u1@example.com"}"#,
+                      headers: ["authorization": "Bearer admin-secret"])
+        let bearers = ["Bearer admin-secret", "Bearer wrong", "Bearer owner"]
+        for (name, body) in Self.userPaths {
+            for path in [Self.itk + name, RouteTable.legacy + Self.legacyNames[name]!] {
+                for query in ["", "key=key-prod"] {
+                    let without = Self.post(c, path, body, query: query)
+                    #expect(without.status == (query.isEmpty ? 403 : 400), "\(path) \(query): \(without.text)")
+                    for auth in bearers {
+                        let with = Self.post(c, path, body, query: query, headers: ["authorization": auth])
+                        #expect(with.status == without.status && with.text == without.text, "\(path) \(query) \(auth): \(with.text)")
+                    }
+                }
+            }
+        }
+        // The account the admin bodies named is still there and enabled.
+        let found = Self.post(c, Self.adminBase + "/accounts:lookup", #"{"localId":["u1"]}"#, headers: ["authorization": "Bearer admin-secret"])
+        let user = try #require(found.json?["users"]?.arrayValue?.first, "\(found.text)")
+        #expect(user["localId"]?.stringValue == "u1")
+        #expect(user["disabled"] != .bool(true))
+    }
+
+    @Test("dev mode's Bearer owner is admin only on the Admin SDK paths too")
+    func devOwnerOffAdminPaths() throws {
+        let c = try WebClient(projects: [ProjectSettings.devDefault()], devMode: true, adminToken: nil)
+        let body = #"{"requestType":"EMAIL_SIGNIN","email":"ana@example.com","returnOobLink":true}"#
+        let owner = ["authorization": "Bearer owner"]
+        expectEnvelope(Self.post(c, Self.itk + "/accounts:sendOobCode", body, headers: owner), 403, Self.missingKey, reason: "forbidden",
+                       canonical: "PERMISSION_DENIED")
+        expectBusinessError(Self.post(c, Self.itk + "/accounts:sendOobCode", body, query: "key=any", headers: owner), "INSUFFICIENT_PERMISSION")
+        let admin = Self.post(c, Self.itk + "/projects/demo-gatehouse/accounts:sendOobCode", body, headers: owner)
+        #expect(admin.status == 200, "\(admin.text)")
+        #expect(admin.json?["oobLink"]?.stringValue?.isEmpty == false)
+    }
+
+    @Test("with the key the caller of a user route is a user, who must name their account by ID token")
+    func keyRouteIsUser() throws {
+        let c = try WebClient()
         expectBusinessError(c.post(Self.itk + "/accounts:lookup", json: "{}"), "MISSING_ID_TOKEN")
-        // … the admin may look up by other fields, and an empty query finds nothing.
-        let admin = Self.post(c, Self.itk + "/accounts:lookup", headers: ["authorization": "Bearer admin-secret"])
-        #expect(admin.status == 200)
-        #expect(admin.json?["users"] == nil)
+        // A non-Bearer Authorization header is ignored too.
+        expectBusinessError(c.post(Self.itk + "/accounts:lookup", json: "{}", headers: ["authorization": "Basic x"]), "MISSING_ID_TOKEN")
     }
 
     @Test("a project in the path must be served: 400 CONFIGURATION_NOT_FOUND")

@@ -192,6 +192,35 @@ struct MFAPageTests {
         #expect(value.hasSuffix("|https%3A%2F%2Fapp.example.com%2Fpay"))
     }
 
+    @Test("step-up: the browser's own pending credential is answered again; new ones past the client's budget get the localized \"too many attempts\"")
+    func stepUpBounded() throws {
+        let c = try Self.client()
+        let session = try Self.session(c, try Self.account(c))
+        let query = "continueUrl=https%3A%2F%2Fapp.example.com%2Fpay"
+        let first = Self.get(c, "/__/auth/mfa", query: query, cookies: ["__Host-gatehouse": session])
+        #expect(first.status == 200)
+        let held = try #require(Self.cookieValue(Self.setCookie(first, MFAPage.cookieName)))
+        // A reload with the cookie: the same credential, its cookie no longer than what is left of it.
+        c.clock.advance(seconds: 100)
+        let reload = Self.get(c, "/__/auth/mfa", query: query, cookies: ["__Host-gatehouse": session, MFAPage.cookieName: held])
+        #expect(reload.status == 200)
+        let again = try #require(Self.setCookie(reload, MFAPage.cookieName))
+        #expect(Self.cookieValue(again) == held)
+        #expect(again.contains("Max-Age=500"), "\(again)")
+        // The reload was not counted: 29 more new step-ups fit in the client's 30 …
+        for i in 0..<29 {
+            let r = Self.get(c, "/__/auth/mfa", query: query, cookies: ["__Host-gatehouse": session])
+            #expect(r.status == 200, "step-up \(i)")
+        }
+        // … and the next one is refused, in the page's language, with no credential.
+        let refused = Self.get(c, "/__/auth/mfa", query: query + "&hl=fr", cookies: ["__Host-gatehouse": session])
+        #expect(refused.status == 429)
+        #expect(refused.text.contains("Trop de tentatives."), "\(refused.text)")
+        #expect(Self.setCookie(refused, MFAPage.cookieName) == nil)
+        // The browser that holds its credential still goes on.
+        #expect(Self.get(c, "/__/auth/mfa", query: query, cookies: ["__Host-gatehouse": session, MFAPage.cookieName: held]).status == 200)
+    }
+
     @Test("the account page enrols a phone (recent sign-in only) and removes it, keeping the browser signed in")
     func enrolAndRemove() throws {
         let c = try Self.client()

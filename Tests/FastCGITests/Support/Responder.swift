@@ -38,16 +38,16 @@ func nowMillis() -> Int64 {
 
 /// Feeds `input` to the real responder loop (`serveConnection`, as a worker runs after accept)
 /// over a socket pair, then ends the stream as nginx does when done with a connection.
-func serve(_ input: [UInt8], maxBodyBytes: Int = 1024, timeout: Int = 5,
+func serve(_ input: [UInt8], maxBodyBytes: Int = 1024, routeBodyLimit: FastCGIServer.RouteBodyLimit? = nil, timeout: Int = 5,
            handler: @escaping (Request) throws -> Response = echo) -> Served {
-    serve(steps: [input], maxBodyBytes: maxBodyBytes, timeout: timeout, handler: handler)
+    serve(steps: [input], maxBodyBytes: maxBodyBytes, routeBodyLimit: routeBodyLimit, timeout: timeout, handler: handler)
 }
 
 /// The same for a kept connection: each step is written once the responder has ended the
 /// request before it (nginx sends no request before the previous one's END_REQUEST, and libfcgi
 /// drops bytes it read past a request's end). Every wait is bounded: the responder's reads time
 /// out after `timeout` seconds, and the test gives up on it after twice that.
-func serve(steps: [[UInt8]], maxBodyBytes: Int = 1024, timeout: Int = 5,
+func serve(steps: [[UInt8]], maxBodyBytes: Int = 1024, routeBodyLimit: FastCGIServer.RouteBodyLimit? = nil, timeout: Int = 5,
            handler: @escaping (Request) throws -> Response = echo) -> Served {
     signal(SIGPIPE, SIG_IGN)
     var fds: [Int32] = [-1, -1]
@@ -62,7 +62,8 @@ func serve(steps: [[UInt8]], maxBodyBytes: Int = 1024, timeout: Int = 5,
     let result = Locked<Int?>(nil)
     // The application renders the 413 (AuthWeb's envelope in the product); here, plain text naming the limit it is given.
     let server = FastCGIServer(options: .init(address: .inherited, workers: 1, maxBodyBytes: maxBodyBytes,
-                                              tooLarge: { limit in .text("PAYLOAD_TOO_LARGE : Request body larger than \(limit) bytes", status: 413) }),
+                                              tooLarge: { limit in .text("PAYLOAD_TOO_LARGE : Request body larger than \(limit) bytes", status: 413) },
+                                              routeBodyLimit: routeBodyLimit),
                                log: { _ in })
     let thread = TestThread {
         // libfcgi owns the responder's end from here and closes it when the loop ends.
