@@ -51,4 +51,7 @@ if [ "$what" = test ]; then
         $py -m pip install -q --disable-pip-version-check -r Tests/integration/requirements.txt \
             || $py -m pip install -q --disable-pip-version-check --break-system-packages -r Tests/integration/requirements.txt
     fi
+    # The unmodified Firebase JS SDK (firebase 11.10.0, @firebase/auth 1.10.8) for the browser tests,
+    # as ES modules plus an import map in .build-sdk/firebase/ (sha256-checked; a no-op when done).
+    $py scripts/firebase-js-sdk.py
 fi

@@ -25,6 +25,9 @@ public struct Guards: OptionSet, Sendable {
     /// The body may be as long as the admin import's own limit (`WebSettings.maxImportBodyBytes`)
     /// rather than the default one: `accounts:batchCreate` only.
     public static let importBody = Guards(rawValue: 1 << 5)
+    /// A client API call a web app on another origin makes (`CORS.swift`): its preflight is
+    /// answered and an allowed `Origin` is reflected on every answer. Never on admin paths or pages.
+    public static let cors = Guards(rawValue: 1 << 6)
 
     func check(_ ctx: inout Context) throws {
         if contains(.devOnly), !ctx.app.settings.devMode { throw WireFailure.notFound }

@@ -93,6 +93,9 @@ public final class WebApp: @unchecked Sendable {
         switch routes.match(method: request.method, path: request.path) {
         case .notFound:
             response = WireFailure.notFound.response
+        case let .methodNotAllowed(allowed) where request.method == "OPTIONS" && isCORSRoute(path: request.path, methods: allowed):
+            // A browser's preflight of a client API call: answered from the settings alone.
+            response = CORS.preflight(request, methods: allowed, settings: settings)
         case let .methodNotAllowed(allowed):
             response = ErrorEnvelope.response(code: 405, message: "Method \(request.method) not allowed; use \(Set(allowed).sorted().joined(separator: ", "))",
                                               reason: "methodNotAllowed", status: "INVALID_ARGUMENT",
@@ -108,11 +111,20 @@ public final class WebApp: @unchecked Sendable {
                 response = route.kind == .page ? renderPageError(error, ctx: ctx) : renderAPIError(error, requestID: request.logID)
             }
             if route.kind == .page { applyPageHeaders(&response) }
+            if route.guards.contains(.cors) { CORS.decorate(&response, request: request, settings: settings) }
         }
         if Telemetry.isEnabled {
             record(matched, status: response.status, failure: failure, nanoseconds: Telemetry.monotonicNanoseconds() - started)
         }
         return response
+    }
+
+    /// Whether the path's routes (of `methods`) are client API routes a browser may preflight.
+    func isCORSRoute(path: String, methods: [String]) -> Bool {
+        methods.contains { m in
+            if case let .found(route, _) = routes.match(method: m, path: path) { return route.guards.contains(.cors) }
+            return false
+        }
     }
 
     /// A request's metrics: route and status, duration, the flow step it was and its outcome.

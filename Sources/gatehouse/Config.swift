@@ -210,11 +210,20 @@ struct Config {
         return host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
+    /// `https://host[:port]` or `http://…`, nothing after the authority.
+    static func isOrigin(_ s: String) -> Bool {
+        guard let sep = s.firstRange(of: "://") else { return false }
+        let scheme = s[..<sep.lowerBound].lowercased()
+        let rest = s[sep.upperBound...]
+        return (scheme == "https" || scheme == "http") && !rest.isEmpty && !rest.contains("/") && !rest.contains("@")
+            && rest.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }
+    }
+
     // MARK: - Projects
 
     static let knownProjectKeys: Set<String> = ["id", "api_keys", "authorized_domains", "ios_apps", "android_apps", "test_phone_numbers",
                                                 "sms_regions", "default_locale", "sms_origin_domain", "phone", "email_link", "session", "push", "$comment",
-                                                "app_verification", "mfa", "custom_token_signers"]
+                                                "app_verification", "mfa", "custom_token_signers", "api_key_origins"]
 
     static func project(_ j: JSON, index: Int, dev: Bool, problems: inout [String]) -> ProjectSettings {
         let pfx = "projects[\(index)]."
@@ -231,6 +240,23 @@ struct Config {
         if dev, p.authorizedDomains.isEmpty { p.authorizedDomains = ["localhost", "127.0.0.1"] }
         for d in p.authorizedDomains where d.contains("/") || d.contains(":") || d.isEmpty {
             problems.append("\(pfx)authorized_domains: '\(d)' must be a bare host name")
+        }
+        if let origins = j["api_key_origins"] {
+            if case let .object(pairs) = origins {
+                for (key, list) in pairs {
+                    guard p.apiKeys.contains(key) else { problems.append("\(pfx)api_key_origins.\(key): not one of api_keys"); continue }
+                    let texts = (list.arrayValue ?? []).compactMap(\.stringValue)
+                    guard list.arrayValue != nil, texts.count == list.arrayValue?.count else {
+                        problems.append("\(pfx)api_key_origins.\(key): expected a list of origins"); continue
+                    }
+                    for o in texts where !Config.isOrigin(o) {
+                        problems.append("\(pfx)api_key_origins.\(key): '\(o)' is not an origin (scheme://host[:port], no path)")
+                    }
+                    p.apiKeyOrigins[key] = texts
+                }
+            } else {
+                problems.append("\(pfx)api_key_origins: expected an object of API key → origins")
+            }
         }
         if let apps = j["ios_apps"]?.arrayValue {
             for (i, a) in apps.enumerated() {

@@ -101,6 +101,9 @@ public struct ProjectSettings: Sendable, Equatable {
     public var androidApps: [AndroidApp]
     /// E.164 → fixed 6-digit code; no SMS, no app verification.
     public var testPhoneNumbers: [String: String]
+    /// API key → the only origins a browser may call the client API from with it (CORS; like an
+    /// API key's HTTP-referrer restriction). A key without a list: the authorized domains' origins.
+    public var apiKeyOrigins: [String: [String]] = [:]
     public var defaultLocale: String
     /// The domain used in the SMS origin-bound line (`@domain #code`).
     public var smsOriginDomain: String

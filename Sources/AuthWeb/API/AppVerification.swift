@@ -9,9 +9,15 @@ import JSONValue
 enum AppVerificationAPI {
     static let noStore: [(String, String)] = [("Cache-Control", "no-store")]
 
-    /// Query `apiKey` (or `key`) optional: it selects the project and the per-key difficulty.
+    /// The API key a challenge call names: the body's `apiKey` (a solution's), else the query's
+    /// `apiKey` or `key`, for GET and POST alike (an ALTCHA widget's form action may carry it).
+    static func apiKey(_ ctx: Context) -> String? {
+        ctx.nonEmpty("apiKey") ?? ctx.request.query("apiKey") ?? ctx.request.query("key")
+    }
+
+    /// `apiKey` (optional: it selects the project and the per-key difficulty).
     static func challenge(_ ctx: inout Context) throws -> Response {
-        try bind(&ctx, apiKey: ctx.request.query("apiKey") ?? ctx.request.query("key"))
+        try bind(&ctx, apiKey: apiKey(ctx))
         let policy = ctx.project.appVerification
         if policy.provider != .pow {
             return .json(.obj(("provider", policy.provider.rawValue), ("siteKey", policy.siteKey),
@@ -26,7 +32,7 @@ enum AppVerificationAPI {
     /// `apiKey`, `app`, or the handler's `eventId` + `ibi`|`apn` + `clientId`|`appId`.
     /// Answer: `{token}`, plus `redirect` when the handler's parameters were given.
     static func solve(_ ctx: inout Context) throws -> Response {
-        try bind(&ctx, apiKey: ctx.nonEmpty("apiKey"))
+        try bind(&ctx, apiKey: apiKey(ctx))
         let callback = try handlerCallback(ctx)
         let app = try callback?.app ?? requestedApp(ctx)
         let flow = ctx.appVerification

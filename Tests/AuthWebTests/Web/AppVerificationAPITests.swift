@@ -54,6 +54,19 @@ struct AppVerificationAPITests {
         expectEnvelope(Self.solve(c, "{\"apiKey\": \(key)}"), 400, Self.badKey, reason: "keyInvalid", canonical: "INVALID_ARGUMENT")
     }
 
+    @Test("a redemption reads the API key from the query as a challenge does (an ALTCHA widget's form action may carry it)")
+    func apiKeyInQuery() throws {
+        let c = try WebClient()
+        for query in ["apiKey=nope", "key=nope"] {
+            let r = c.request("POST", "/__/auth/challenge", query: query, body: Array(#"{"payload":"x"}"#.utf8),
+                              headers: ["content-type": "application/json"])
+            expectEnvelope(r, 400, Self.badKey, reason: "keyInvalid", canonical: "INVALID_ARGUMENT")
+        }
+        let known = c.request("POST", "/__/auth/challenge", query: "apiKey=key-prod", body: Array(#"{"payload":"e30"}"#.utf8),
+                              headers: ["content-type": "application/json"])
+        expectBusinessError(known, "CAPTCHA_CHECK_FAILED : Proof of work verification failed - MALFORMED")
+    }
+
     @Test("a challenge is issued with no key or a project's key, and refused for an unknown one")
     func challenge() throws {
         let c = try WebClient()
