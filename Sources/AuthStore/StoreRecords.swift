@@ -128,19 +128,26 @@ enum StoreRecords {
         }
     }
 
+    /// A phone factor keeps `phoneInfo`; a TOTP factor `totp: {sealed, lastStep}` (the secret only
+    /// ever sealed, see `TOTPFactor`).
     static func encodeMFA(_ es: [MFAEnrollment]) -> String {
         JSON.array(es.map { e in
-            .obj(("mfaEnrollmentId", e.enrollmentID), ("phoneInfo", e.phoneNumber), ("displayName", e.displayName),
-                 ("enrolledAt", e.enrolledAt))
+            .obj(("mfaEnrollmentId", e.enrollmentID), ("phoneInfo", e.phoneNumber),
+                 ("totp", e.totp.map { JSON.obj(("sealed", $0.sealedSecret), ("lastStep", $0.lastStep)) }),
+                 ("displayName", e.displayName), ("enrolledAt", e.enrolledAt))
         }).serialized()
     }
 
     static func decodeMFA(_ text: String) -> [MFAEnrollment] {
         guard text != "[]", let arr = (try? JSONParser().parse(text))?.arrayValue else { return [] }
         return arr.compactMap { e in
-            guard let id = e["mfaEnrollmentId"]?.stringValue, let phone = e["phoneInfo"]?.stringValue,
-                  let at = e["enrolledAt"]?.int64Value else { return nil }
-            return MFAEnrollment(enrollmentID: id, phoneNumber: phone, displayName: e["displayName"]?.stringValue, enrolledAt: at)
+            guard let id = e["mfaEnrollmentId"]?.stringValue, let at = e["enrolledAt"]?.int64Value else { return nil }
+            let name = e["displayName"]?.stringValue
+            if let phone = e["phoneInfo"]?.stringValue {
+                return MFAEnrollment(enrollmentID: id, phoneNumber: phone, displayName: name, enrolledAt: at)
+            }
+            guard let t = e["totp"], let sealed = t["sealed"]?.stringValue, let step = t["lastStep"]?.int64Value else { return nil }
+            return MFAEnrollment(enrollmentID: id, totp: TOTPFactor(sealedSecret: sealed, lastStep: step), displayName: name, enrolledAt: at)
         }
     }
 

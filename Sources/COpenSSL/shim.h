@@ -17,6 +17,8 @@
 /* Macros Swift cannot import. */
 static const int GH_EVP_PKEY_KEYPAIR = EVP_PKEY_KEYPAIR;
 static const int GH_EVP_PKEY_PUBLIC_KEY = EVP_PKEY_PUBLIC_KEY;
+static const int GH_EVP_CTRL_GCM_GET_TAG = EVP_CTRL_GCM_GET_TAG;
+static const int GH_EVP_CTRL_GCM_SET_TAG = EVP_CTRL_GCM_SET_TAG;
 static inline long gh_BIO_get_mem_data(BIO *b, char **pp) { return BIO_get_mem_data(b, pp); }
 static inline int gh_EVP_PKEY_CTX_set_rsa_keygen_bits(EVP_PKEY_CTX *ctx, int bits) {
     return EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, bits);

@@ -33,6 +33,8 @@ struct Config {
     var publicOrigin: String? = nil
     var adminToken: String? = nil
     var templatesDir: String? = nil
+    /// The file of the key that seals TOTP secrets (Config+TOTP.swift).
+    var totpKeyFile: String? = nil
     var logLevel: Log.Level = .info
     var logFormat: Log.Format = .text
     /// `/__/auth/metrics` and the metrics backend of a long-running responder (`metrics.enabled`).
@@ -67,6 +69,7 @@ struct Config {
         }
         c.applyEnvironment(environment, problems: &problems)
         c.validate(&problems)
+        problems += c.loadTOTPKey(create: false)
         return (c, problems)
     }
 
@@ -74,7 +77,7 @@ struct Config {
     /// environment into a dictionary).
     static let environmentNames = ["GATEHOUSE_CONFIG", "GATEHOUSE_MODE", "GATEHOUSE_DATA_DIR", "GATEHOUSE_DATABASE", "GATEHOUSE_SOCKET",
                                    "GATEHOUSE_LISTEN", "GATEHOUSE_PUBLIC_ORIGIN", "GATEHOUSE_ADMIN_TOKEN", "GATEHOUSE_TEMPLATES_DIR",
-                                   "GATEHOUSE_WORKERS", "GATEHOUSE_STORE_URL"]
+                                   "GATEHOUSE_WORKERS", "GATEHOUSE_STORE_URL", "GATEHOUSE_TOTP_KEY_FILE"]
 
     static func environment() -> [String: String] {
         var env: [String: String] = [:]
@@ -89,7 +92,7 @@ struct Config {
 
     static let knownTopKeys: Set<String> = ["mode", "data_dir", "database", "listen", "public_origin", "admin_token", "templates_dir",
                                             "log_level", "log", "metrics", "projects", "sms", "email", "limits", "retention", "store",
-                                            "$comment"]
+                                            "totp_key_file", "$comment"]
 
     mutating func apply(_ json: JSON, problems: inout [String]) {
         guard case let .object(pairs) = json else { problems.append("top level must be a JSON object"); return }
@@ -108,6 +111,7 @@ struct Config {
         str(json, "public_origin", &problems).map { publicOrigin = $0 }
         str(json, "admin_token", &problems).map { adminToken = $0 }
         str(json, "templates_dir", &problems).map { templatesDir = $0 }
+        str(json, "totp_key_file", &problems).map { totpKeyFile = $0 }
         if let l = str(json, "log_level", &problems) { setLogLevel(l, key: "log_level", &problems) }
         applyOperations(json, problems: &problems)
         if let listen = json["listen"] {
@@ -161,6 +165,7 @@ struct Config {
         env["GATEHOUSE_ADMIN_TOKEN"].map { adminToken = $0 }
         env["GATEHOUSE_TEMPLATES_DIR"].map { templatesDir = $0 }
         env["GATEHOUSE_STORE_URL"].map { storeURL = $0 }
+        env["GATEHOUSE_TOTP_KEY_FILE"].map { totpKeyFile = $0 }
         if let w = env["GATEHOUSE_WORKERS"] {
             if let n = Int(w), (1...256).contains(n) { workers = n } else { problems.append("GATEHOUSE_WORKERS: expected 1…256") }
         }
@@ -223,7 +228,7 @@ struct Config {
 
     static let knownProjectKeys: Set<String> = ["id", "api_keys", "authorized_domains", "ios_apps", "android_apps", "test_phone_numbers",
                                                 "sms_regions", "default_locale", "sms_origin_domain", "phone", "email_link", "session", "push", "$comment",
-                                                "app_verification", "mfa", "custom_token_signers", "api_key_origins"]
+                                                "app_verification", "mfa", "mfa_totp", "custom_token_signers", "api_key_origins"]
 
     static func project(_ j: JSON, index: Int, dev: Bool, problems: inout [String]) -> ProjectSettings {
         let pfx = "projects[\(index)]."
@@ -307,6 +312,7 @@ struct Config {
                 problems.append("\(pfx)mfa: expected DISABLED, ENABLED or MANDATORY")
             }
         }
+        c.applyTOTP(project: j, into: &p, prefix: pfx, problems: &problems)
         if let ph = j["phone"] {
             let q = pfx + "phone."
             c.int(ph, "code_lifetime_seconds", 60...600, &problems, prefix: q).map { p.phone.codeLifetimeSeconds = Int64($0) }

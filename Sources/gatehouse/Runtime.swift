@@ -19,6 +19,9 @@ struct Runtime {
     /// `deleteExpiredKeys`: also delete signing keys whose publication ended (a write
     /// transaction); CGI leaves that to the next rotation or start of any other command.
     init(config: Config, store: AppStore? = nil, deleteExpiredKeys: Bool = true) throws {
+        var config = config
+        // Dev mode makes its TOTP key on first start (production names its file: `config check`).
+        if let problem = config.loadTOTPKey(create: true).first { throw ConfigError(problem) }
         self.config = config
         Log.level = config.logLevel
         Log.format = config.logFormat

@@ -26,6 +26,9 @@ public struct AccountChanges: Sendable {
         public var phoneNumber: String?
         public var displayName: String?
         public var enrolledAt: Millis?
+        /// A `totpInfo` entry: an existing TOTP factor kept by its id (none can be made here: its
+        /// secret is the user's, from their own enrolment).
+        public var keepsTOTP = false
         public init(enrollmentID: String?, phoneNumber: String?, displayName: String?, enrolledAt: Millis?) {
             self.enrollmentID = enrollmentID; self.phoneNumber = phoneNumber; self.displayName = displayName; self.enrolledAt = enrolledAt
         }
@@ -116,9 +119,12 @@ public struct AccountAdmin {
             try AccountRules.apply(deleteAttributes: c.deleteAttributes, deleteProviders: c.deleteProviders, to: &a)
             if let list = c.mfaEnrollments {
                 let before = a.mfaEnrollments
-                a.mfaEnrollments = try enrollments(list, now: now)
+                a.mfaEnrollments = try enrollments(list, now: now, existing: before)
                 // A factor removed or replaced: whatever signed in with it is revoked, as a withdrawal does.
-                if before.contains(where: { !a.mfaEnrollments.contains($0) }) {
+                let same = { (x: MFAEnrollment, y: MFAEnrollment) in
+                    x.enrollmentID == y.enrollmentID && x.phoneNumber == y.phoneNumber && x.totp?.sealedSecret == y.totp?.sealedSecret
+                }
+                if before.contains(where: { b in !a.mfaEnrollments.contains { same($0, b) } }) {
                     let ended = try Revocation.revokeAll(&a, store: store, now: now)
                     try store.audit(AuditEvent(projectID: project, event: "revoke", localID: id,
                                                detail: "second factor removed: refreshTokens=\(ended.tokens) sessions=\(ended.sessions)",
@@ -136,10 +142,19 @@ public struct AccountAdmin {
 
     /// An admin's list of factors: valid E.164 numbers, each once, at most `MFAEnrollment.maxPerAccount`,
     /// ids as given (valid and distinct) or new.
-    func enrollments(_ list: [AccountChanges.EnrollmentInput], now: Millis) throws -> [MFAEnrollment] {
+    func enrollments(_ list: [AccountChanges.EnrollmentInput], now: Millis, existing: [MFAEnrollment] = []) throws -> [MFAEnrollment] {
         guard list.count <= MFAEnrollment.maxPerAccount else { throw AuthError(.secondFactorLimitExceeded) }
         var out: [MFAEnrollment] = []
         for e in list {
+            if e.keepsTOTP {
+                guard var kept = existing.first(where: { $0.totp != nil && $0.enrollmentID == e.enrollmentID }),
+                      !out.contains(where: { $0.enrollmentID == kept.enrollmentID }) else {
+                    throw AuthError(.invalidArgument, "mfa.enrollments: a TOTP factor can only be kept, by the mfaEnrollmentId it has")
+                }
+                if let name = e.displayName { kept.displayName = try AccountRules.text(name, "displayName") }
+                out.append(kept)
+                continue
+            }
             guard let raw = e.phoneNumber, !raw.isEmpty else { throw AuthError(.invalidArgument, "mfa.enrollments: phoneInfo is required") }
             let phone = try AccountRules.phone(raw)
             if out.contains(where: { $0.phoneNumber == phone }) {

@@ -116,6 +116,8 @@ public struct ProjectSettings: Sendable, Equatable {
     public var network = NetworkPolicy()
     /// Phone second factor (firebase-wire.md §2.17, §5.4).
     public var mfa = MFAState.disabled
+    /// TOTP second factor (needs `mfa` on as well).
+    public var totp = TOTPPolicy()
     /// Silent-push app verification (`verifyIosClient`).
     public var push = PushPolicy()
 
@@ -135,6 +137,7 @@ public struct ProjectSettings: Sendable, Equatable {
                                 defaultLocale: "en", smsOriginDomain: "localhost")
         p.phone.allowedRegions = nil
         p.mfa = .enabled
+        p.totp.enabled = true
         return p
     }
 

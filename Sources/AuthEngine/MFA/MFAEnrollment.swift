@@ -11,12 +11,14 @@ public enum MFAState: String, Sendable, Equatable, CaseIterable {
     public var allowsPhone: Bool { self != .disabled }
 }
 
-/// One phone enrolled as a second factor of an account (`mfaInfo[]` on the wire).
+/// One second factor of an account (`mfaInfo[]` on the wire): a phone, or a TOTP authenticator.
 public struct MFAEnrollment: Sendable, Equatable {
     /// 28 characters, unique within the account.
     public var enrollmentID: String
-    /// E.164.
-    public var phoneNumber: String
+    /// E.164 for a phone factor; nil for a TOTP one.
+    public var phoneNumber: String?
+    /// A TOTP factor's sealed secret and last accepted time step; nil for a phone factor.
+    public var totp: TOTPFactor?
     public var displayName: String?
     public var enrolledAt: Millis
 
@@ -24,9 +26,16 @@ public struct MFAEnrollment: Sendable, Equatable {
         self.enrollmentID = enrollmentID; self.phoneNumber = phoneNumber; self.displayName = displayName; self.enrolledAt = enrolledAt
     }
 
+    public init(enrollmentID: String, totp: TOTPFactor, displayName: String? = nil, enrolledAt: Millis) {
+        self.enrollmentID = enrollmentID; self.totp = totp; self.displayName = displayName; self.enrolledAt = enrolledAt
+    }
+
+    /// `phone` or `totp`: the factor's `sign_in_second_factor`.
+    public var factorID: String { totp == nil ? "phone" : "totp" }
+
     /// Every digit but the last four as `*` (`+*******1234`): what a hint shows before the second
-    /// factor is passed.
-    public var obfuscatedPhone: String { MFAEnrollment.obfuscate(phoneNumber) }
+    /// factor is passed ("" for a TOTP factor).
+    public var obfuscatedPhone: String { MFAEnrollment.obfuscate(phoneNumber ?? "") }
 
     public static func obfuscate(_ number: String) -> String {
         let digits = number.utf8.filter { $0 >= 0x30 && $0 <= 0x39 }.count
@@ -49,10 +58,20 @@ public struct MFAEnrollment: Sendable, Equatable {
     public static let idLength = 28
 }
 
+/// A TOTP factor at rest: its secret sealed under the deployment's TOTP key (`TOTPPolicy.sealingKey`,
+/// kept outside the database; the box is bound to the project, user and enrollment id), and the
+/// last time step a code was accepted for (no code is accepted twice, nor an older one).
+public struct TOTPFactor: Sendable, Equatable {
+    /// Base64url of the sealed box.
+    public var sealedSecret: String
+    public var lastStep: Int64
+    public init(sealedSecret: String, lastStep: Int64) { self.sealedSecret = sealedSecret; self.lastStep = lastStep }
+}
+
 /// The second factor a token was earned with: its claims `firebase.sign_in_second_factor` and
 /// `firebase.second_factor_identifier`.
 public struct SecondFactor: Sendable, Equatable {
-    /// `phone`.
+    /// `phone` or `totp`.
     public var factor: String
     /// The enrollment id used.
     public var identifier: String

@@ -63,8 +63,10 @@ extension PhoneMFA {
         guard let enrollment = account.mfaEnrollments.first(where: { $0.enrollmentID == enrollmentID }) else {
             throw AuthError(.mfaEnrollmentNotFound)
         }
+        // A TOTP factor has no code to send: its sign-in is `mfaSignIn:finalize` alone.
+        guard let number = enrollment.phoneNumber else { throw AuthError(.invalidArgument, "TOTP factors need no mfaSignIn:start.") }
         return try phone.sendCode(PhoneSignIn.SendRequest(
-            phoneNumber: enrollment.phoneNumber, appToken: request.appToken, iosCredential: request.iosCredential,
+            phoneNumber: number, appToken: request.appToken, iosCredential: request.iosCredential,
             apiKey: request.apiKey, appID: request.appID,
             remoteAddress: request.remoteAddress, purpose: PhoneCodePurpose.secondFactor(pending: record.credentialHash),
             composeSMS: request.composeSMS))

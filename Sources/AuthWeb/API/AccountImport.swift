@@ -62,8 +62,9 @@ public enum AccountImportJSON {
              ("phoneNumber", a.phoneNumber), ("disabled", a.disabled), ("customAttributes", a.customAttributes),
              ("providerUserInfo", federated(a)),
              ("mfaInfo", a.mfaEnrollments.isEmpty ? nil : JSON.array(a.mfaEnrollments.map {
-                 .obj(("mfaEnrollmentId", $0.enrollmentID), ("phoneInfo", $0.phoneNumber), ("displayName", $0.displayName),
-                      ("enrolledAt", RFC3339.format($0.enrolledAt)))
+                 // A TOTP factor is named, its secret never exported (importing it is refused: the user enrols again).
+                 .obj(("mfaEnrollmentId", $0.enrollmentID), ("phoneInfo", $0.phoneNumber), ("totpInfo", $0.totp == nil ? nil : JSON.object([])),
+                      ("displayName", $0.displayName), ("enrolledAt", RFC3339.format($0.enrolledAt)))
              })))
     }
 

@@ -132,7 +132,9 @@ enum AccountsAPI {
             guard let ms = RFC3339.parse(text) else { throw AuthError(.invalidArgument, "\(field): invalid enrolledAt") }
             at = ms
         }
-        return AccountChanges.EnrollmentInput(enrollmentID: e["mfaEnrollmentId"]?.stringValue, phoneNumber: e["phoneInfo"]?.stringValue,
-                                              displayName: e["displayName"]?.stringValue, enrolledAt: at)
+        var input = AccountChanges.EnrollmentInput(enrollmentID: e["mfaEnrollmentId"]?.stringValue, phoneNumber: e["phoneInfo"]?.stringValue,
+                                                   displayName: e["displayName"]?.stringValue, enrolledAt: at)
+        if let t = e["totpInfo"], case .object = t, e["phoneInfo"] == nil { input.keepsTOTP = true }
+        return input
     }
 }

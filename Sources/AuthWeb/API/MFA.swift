@@ -9,6 +9,10 @@ enum MFAAPI {
         PhoneMFA(store: ctx.store, clock: ctx.app.clock, random: ctx.app.random, tokens: ctx.app.tokens, project: ctx.project)
     }
 
+    static func totp(_ ctx: Context) -> TOTPMFA {
+        TOTPMFA(store: ctx.store, clock: ctx.app.clock, random: ctx.app.random, tokens: ctx.app.tokens, project: ctx.project)
+    }
+
     /// `phoneEnrollmentInfo` / `phoneSignInInfo`: the number (enrolment only), the app
     /// verification (`recaptchaToken`: a Gatehouse app token, or `iosReceipt` + `iosSecret`) and
     /// the calling app.
@@ -26,9 +30,18 @@ enum MFAAPI {
         return v
     }
 
-    /// `{idToken, phoneEnrollmentInfo{phoneNumber, recaptchaToken…}}` → `{phoneSessionInfo{sessionInfo}}`.
+    /// `{idToken, phoneEnrollmentInfo{phoneNumber, recaptchaToken…}}` → `{phoneSessionInfo{sessionInfo}}`;
+    /// `{idToken, totpEnrollmentInfo{}}` → `{totpSessionInfo{sharedSecretKey, verificationCodeLength,
+    /// hashingAlgorithm, periodSec, sessionInfo, finalizeEnrollmentTime}}`.
     static func enrollmentStart(_ ctx: inout Context) throws -> Response {
         try ctx.refuseTenant()
+        if object(ctx, "totpEnrollmentInfo") != nil {
+            let t = try totp(ctx).startEnrolment(idToken: ctx.string("idToken"))
+            return .json(.obj(("totpSessionInfo", JSON.obj(
+                ("sharedSecretKey", t.sharedSecretKey), ("verificationCodeLength", TOTP.digits), ("hashingAlgorithm", TOTP.algorithm),
+                ("periodSec", Int(TOTP.periodSeconds)), ("sessionInfo", t.sessionInfo), ("finalizeEnrollmentTime", RFC3339.format(t.finalizeBy))))),
+                         headers: [("Cache-Control", "no-store")])
+        }
         let result = try flow(ctx).startEnrolment(idToken: ctx.string("idToken"), codeRequest(ctx, object(ctx, "phoneEnrollmentInfo")))
         if result.smsQueued { ctx.app.outboxNotifier() }
         return .json(.obj(("phoneSessionInfo", JSON.obj(("sessionInfo", result.sessionInfo)))))
@@ -38,6 +51,13 @@ enum MFAAPI {
     /// carrying the new factor as the sign-in's second factor.
     static func enrollmentFinalize(_ ctx: inout Context) throws -> Response {
         try ctx.refuseTenant()
+        if let t = object(ctx, "totpVerificationInfo") {
+            let result = try totp(ctx).finishEnrolment(idToken: ctx.string("idToken"), sessionInfo: t["sessionInfo"]?.stringValue,
+                                                       code: t["verificationCode"]?.stringValue, displayName: ctx.string("displayName"),
+                                                       remoteAddress: ctx.request.remoteAddress)
+            ctx.app.sessionCache.evict(project: ctx.project.id, localID: result.account.localID)
+            return .json(.obj(result.tokens.wirePairs))
+        }
         let info = object(ctx, "phoneVerificationInfo")
         let result = try flow(ctx).finishEnrolment(idToken: ctx.string("idToken"), sessionInfo: info?["sessionInfo"]?.stringValue,
                                                    code: info?["code"]?.stringValue, displayName: ctx.string("displayName"),
@@ -67,8 +87,15 @@ enum MFAAPI {
     }
 
     /// `{mfaPendingCredential, phoneVerificationInfo{sessionInfo, code}}` → `{idToken, refreshToken}`.
+    /// TOTP: `{mfaPendingCredential, mfaEnrollmentId, totpVerificationInfo{verificationCode}}`.
     static func signInFinalize(_ ctx: inout Context) throws -> Response {
         try ctx.refuseTenant()
+        if let t = object(ctx, "totpVerificationInfo") {
+            let result = try totp(ctx).finishSignIn(pendingCredential: ctx.string("mfaPendingCredential"),
+                                                    enrollmentID: ctx.string("mfaEnrollmentId"), code: t["verificationCode"]?.stringValue,
+                                                    remoteAddress: ctx.request.remoteAddress)
+            return .json(.obj((result.tokens?.wirePairs ?? []) + [("localId", result.account.localID)]))
+        }
         let info = object(ctx, "phoneVerificationInfo")
         let result = try flow(ctx).finishSignIn(pendingCredential: ctx.string("mfaPendingCredential"),
                                                 sessionInfo: info?["sessionInfo"]?.stringValue, code: info?["code"]?.stringValue,
@@ -76,18 +103,22 @@ enum MFAAPI {
         return .json(.obj((result.tokens?.wirePairs ?? []) + [("localId", result.account.localID)]))
     }
 
-    /// The hints of a first-factor answer: numbers obfuscated, no unobfuscated field.
+    /// The hints of a first-factor answer: numbers obfuscated, no unobfuscated field; a TOTP
+    /// factor as `totpInfo: {}`.
     static func hints(_ enrollments: [MFAEnrollment]) -> JSON {
         .array(enrollments.map { e in
-            .obj(("mfaEnrollmentId", e.enrollmentID), ("displayName", e.displayName), ("phoneInfo", e.obfuscatedPhone),
+            .obj(("mfaEnrollmentId", e.enrollmentID), ("displayName", e.displayName),
+                 ("phoneInfo", e.phoneNumber == nil ? nil : e.obfuscatedPhone), ("totpInfo", e.totp == nil ? nil : JSON.object([])),
                  ("enrolledAt", RFC3339.format(e.enrolledAt)))
         })
     }
 
-    /// The account's own factors (`accounts:lookup`, admin reads): the numbers in full.
+    /// The account's own factors (`accounts:lookup`, admin reads): the numbers in full; a TOTP
+    /// factor as `totpInfo: {}` (its secret never leaves the store).
     static func info(_ enrollments: [MFAEnrollment]) -> JSON {
         .array(enrollments.map { e in
             .obj(("mfaEnrollmentId", e.enrollmentID), ("displayName", e.displayName), ("phoneInfo", e.phoneNumber),
+                 ("totpInfo", e.totp == nil ? nil : JSON.object([])),
                  ("enrolledAt", RFC3339.format(e.enrolledAt)), ("unobfuscatedPhoneInfo", e.phoneNumber))
         })
     }
