@@ -92,7 +92,8 @@ def test_recaptcha_endpoints_answer_off_for_the_proof_of_work(gatehouse):
         r = gatehouse.get(path, params={"key": "test-api-key", "clientType": "CLIENT_TYPE_IOS", "version": "RECAPTCHA_ENTERPRISE"})
         assert r.status_code == 200, r.text
         body = r.json()
-        assert "recaptchaKey" not in body
+        # Four parts (iOS splits it), naming what it is; both providers off, so no client runs reCAPTCHA.
+        assert body["recaptchaKey"] == "projects/demo-gatehouse/keys/gatehouse-proof-of-work"
         assert body["recaptchaEnforcementState"] == [
             {"provider": "EMAIL_PASSWORD_PROVIDER", "enforcementState": "OFF"},
             {"provider": "PHONE_PROVIDER", "enforcementState": "OFF"},

@@ -65,14 +65,22 @@ enum AppVerificationAPI {
                           ("recaptchaSiteKey", siteKey ?? placeholderSiteKey), ("recaptchaStoken", placeholderStoken)))
     }
 
+    /// The key `recaptchaConfig` names when the proof of work verifies apps: it is no reCAPTCHA
+    /// key, but the web SDK keeps a config only with one, and asks it before every phone send
+    /// otherwise; its reCAPTCHA Enterprise path (email links, after `MISSING_RECAPTCHA_TOKEN`)
+    /// needs one to call `grecaptcha.enterprise`, which Gatehouse's verifier.js provides.
+    static let proofOfWorkKey = "gatehouse-proof-of-work"
+
     /// `GET v2/recaptchaConfig`: both providers `OFF` unless reCAPTCHA is configured with an
-    /// enforcement state; `recaptchaKey` splits into the 4 parts iOS expects.
+    /// enforcement state (so the web SDK asks its application verifier, e.g. verifier.js, for
+    /// phone sends); `recaptchaKey` splits into the 4 parts iOS expects.
     static func recaptchaConfig(_ ctx: inout Context) throws -> Response {
         let policy = ctx.project.appVerification
         let recaptcha = policy.provider == .recaptcha ? policy.siteKey : nil
         let phone = recaptcha == nil ? AppVerificationPolicy.Enforcement.off : policy.enforcement
+        let key = recaptcha ?? (policy.provider == .pow ? proofOfWorkKey : nil)
         return .json(.obj(
-            ("recaptchaKey", recaptcha.map { "projects/\(ctx.project.id)/keys/\($0)" }),
+            ("recaptchaKey", key.map { "projects/\(ctx.project.id)/keys/\($0)" }),
             ("recaptchaEnforcementState", JSON.array([
                 .obj(("provider", "EMAIL_PASSWORD_PROVIDER"), ("enforcementState", "OFF")),
                 .obj(("provider", "PHONE_PROVIDER"), ("enforcementState", phone.rawValue)),
