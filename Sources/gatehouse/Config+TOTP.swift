@@ -37,7 +37,8 @@ extension Config {
             if create, !Files.exists(path) {
                 do {
                     try Runtime.makeDirectories(dataDir)
-                    try Files.writePrivate(Array(Base64URL.encodeStandard(SecureRandom.bytes(SealedBox.keyLength)).utf8) + [10], to: path)
+                    try Files.write(Array(Base64URL.encodeStandard(SecureRandom.bytes(SealedBox.keyLength)).utf8) + [10], to: path, mode: 0o600,
+                                    exclusive: true)
                 } catch { return ["totp_key_file: cannot create \(path): \(error)"] }
             }
             if !Files.exists(path) { return [] }
@@ -57,20 +58,5 @@ extension Config {
         }
         for i in projects.indices where projects[i].totp.enabled { projects[i].totp.sealingKey = key }
         return []
-    }
-}
-
-extension Files {
-    /// A new file only its owner may read (mode 0600), for a key.
-    static func writePrivate(_ bytes: [UInt8], to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ConfigError("cannot create \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var off = 0
-        while off < bytes.count {
-            let n = bytes[off...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            guard n > 0 else { throw ConfigError("cannot write \(path): \(String(cString: strerror(errno)))") }
-            off += n
-        }
     }
 }

@@ -43,8 +43,9 @@ enum Files {
         try write(bytes, to: to)
     }
 
-    static func write(_ bytes: [UInt8], to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    /// `exclusive`: a new file only (a key must never replace one), with `mode`.
+    static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, exclusive: Bool = false) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | (exclusive ? O_EXCL : O_TRUNC) | O_CLOEXEC, mode)
         guard fd >= 0 else { throw ConfigError("cannot write \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var off = 0

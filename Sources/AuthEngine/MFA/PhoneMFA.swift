@@ -117,25 +117,34 @@ public struct PhoneMFA {
             try checkNewFactor(record.phoneNumber, on: fresh)
             let enrollment = MFAEnrollment(enrollmentID: newEnrollmentID(in: fresh), phoneNumber: record.phoneNumber,
                                            displayName: name, enrolledAt: now)
-            if fresh.mfaEnrollments.isEmpty {
-                let ended = try Revocation.revokeAll(&fresh, store: store, now: now)
-                try store.audit(AuditEvent(projectID: project.id, event: "revoke", localID: fresh.localID, remoteAddress: remoteAddress,
-                                           detail: "first second factor: refreshTokens=\(ended.tokens) sessions=\(ended.sessions)"), at: now)
-            }
-            fresh.mfaEnrollments.append(enrollment)
-            if issueTokens { fresh.lastRefreshAt = now }
-            try store.updateAccount(fresh)
-            try store.audit(AuditEvent(projectID: project.id, event: "mfa.enrol", localID: fresh.localID, remoteAddress: remoteAddress,
-                                       detail: enrollment.enrollmentID), at: now)
-            let pending = issueTokens
-                ? try SignInTokens(tokens: tokens, store: store, random: random).record(
-                    for: fresh, provider: firstFactor, authTime: now / 1000,
-                    secondFactor: SecondFactor(identifier: enrollment.enrollmentID))
-                : nil
+            let pending = try add(enrollment, to: &fresh, firstFactor: firstFactor, remoteAddress: remoteAddress, now: now,
+                                  issueTokens: issueTokens)
             return (fresh, enrollment, pending)
         }
         let issued = try pending.map { try SignInTokens(tokens: tokens, store: store, random: random).finish($0) }
         return Enrolled(account: enrolled, enrollment: enrollment, tokens: issued)
+    }
+
+    /// Adds a checked factor to `fresh` (read and locked in the caller's transaction) and writes it;
+    /// the first factor a user enrols ends every other credential of theirs. Returns the
+    /// recorded sign-in whose tokens carry the factor, when asked for tokens. Every factor's
+    /// enrolment ends here (phone and TOTP).
+    func add(_ enrollment: MFAEnrollment, to fresh: inout Account, firstFactor: String, remoteAddress: String, now: Millis,
+             issueTokens: Bool) throws -> SignInTokens.Pending? {
+        if fresh.mfaEnrollments.isEmpty {
+            let ended = try Revocation.revokeAll(&fresh, store: store, now: now)
+            try store.audit(AuditEvent(projectID: project.id, event: "revoke", localID: fresh.localID, remoteAddress: remoteAddress,
+                                       detail: "first second factor: refreshTokens=\(ended.tokens) sessions=\(ended.sessions)"), at: now)
+        }
+        fresh.mfaEnrollments.append(enrollment)
+        if issueTokens { fresh.lastRefreshAt = now }
+        try store.updateAccount(fresh)
+        try store.audit(AuditEvent(projectID: project.id, event: "mfa.enrol", localID: fresh.localID, remoteAddress: remoteAddress,
+                                   detail: enrollment.enrollmentID), at: now)
+        guard issueTokens else { return nil }
+        return try SignInTokens(tokens: tokens, store: store, random: random).record(
+            for: fresh, provider: firstFactor, authTime: now / 1000,
+            secondFactor: SecondFactor(factor: enrollment.factorID, identifier: enrollment.enrollmentID))
     }
 
     /// `mfaEnrollment:withdraw`: removes a factor and revokes the sessions and tokens issued

@@ -120,20 +120,8 @@ public struct TOTPMFA {
             let sealed = try SealedBox.seal(secret, key: key, aad: TOTPMFA.factorAAD(project: project.id, localID: fresh.localID, enrollmentID: id))
             let enrollment = MFAEnrollment(enrollmentID: id, totp: TOTPFactor(sealedSecret: Base64URL.encode(sealed), lastStep: step),
                                            displayName: name, enrolledAt: now)
-            if fresh.mfaEnrollments.isEmpty {
-                let ended = try Revocation.revokeAll(&fresh, store: store, now: now)
-                try store.audit(AuditEvent(projectID: project.id, event: "revoke", localID: fresh.localID, remoteAddress: remoteAddress,
-                                           detail: "first second factor: refreshTokens=\(ended.tokens) sessions=\(ended.sessions)"), at: now)
-            }
-            fresh.mfaEnrollments.append(enrollment)
-            if issueTokens { fresh.lastRefreshAt = now }
-            try store.updateAccount(fresh)
-            try store.audit(AuditEvent(projectID: project.id, event: "mfa.enrol", localID: fresh.localID, remoteAddress: remoteAddress,
-                                       detail: id), at: now)
-            let pending = issueTokens
-                ? try issuer.record(for: fresh, provider: proof.firstFactor, authTime: now / 1000,
-                                    secondFactor: SecondFactor(factor: "totp", identifier: id))
-                : nil
+            let pending = try phoneMFA.add(enrollment, to: &fresh, firstFactor: proof.firstFactor, remoteAddress: remoteAddress, now: now,
+                                           issueTokens: issueTokens)
             return .done((fresh, enrollment, pending))
         }
         let (enrolled, enrollment, pending) = try outcome.value()
