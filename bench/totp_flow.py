@@ -110,7 +110,7 @@ def main():
     args = ap.parse_args()
     config = {"mode": "dev", "log_level": "warning", "projects": [{
         "id": PROJECT, "mfa": "ENABLED", "mfa_totp": {"enabled": True},
-        "phone": {"verify_attempts_per_ip_per_5min": 10_000_000, "failure_budget_per_day": 1_000_000},
+        "phone": {"verify_attempts_per_ip_per_5min": 10_000_000, "failure_budget_per_day": 100},
         "email_link": {"sends_per_ip_per_hour": 10_000_000}}]}
     data = Path(tempfile.mkdtemp(prefix="gh-bench-totp-"))
     (data / "gatehouse.json").write_text(json.dumps(config))
