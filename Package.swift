@@ -45,6 +45,10 @@ let package = Package(
         // libcurl is loaded on first use (dlopen), not linked: only its header is needed to build.
         .target(name: "CCurl", path: "Sources/CCurl"),
         .target(name: "CPostgreSQL", path: "Sources/CPostgreSQL"),
+        // libqrencode is loaded by the first QR code drawn (dlopen of libqrencode.so.4), not
+        // linked: only the account page's authenticator enrolment draws one, so no other request
+        // maps it, and a host without it still serves that page (as text). Its header is needed.
+        .target(name: "CQRencode", path: "Sources/CQRencode"),
         // The C++ shim calls libphonenumber through pointers found with dlsym once it is first
         // needed (dlopen of libphonenumber.so.8), so it links only the C++ runtime.
         .target(
@@ -69,7 +73,7 @@ let package = Package(
         // accessor would import Foundation (and with it CoreFoundation and ICU) into the build.
         .target(
             name: "AuthWeb",
-            dependencies: ["HTTP", "JSONValue", "TextCoding", "AuthCrypto", "AuthEngine"],
+            dependencies: ["HTTP", "JSONValue", "TextCoding", "AuthCrypto", "AuthEngine", "CQRencode"],
             exclude: ["Resources"],
             swiftSettings: swift5,
             plugins: ["EmbedResources"]

@@ -6,13 +6,14 @@ set -euo pipefail
 what="${1:-run}"
 cd "$(dirname "$0")/.."
 
-# libphonenumber (libphonenumber8), libcurl (libcurl4) and libpq (libpq5) are opened with dlopen on
-# first use, by their sonames libphonenumber.so.8, libcurl.so.4 and libpq.so.5; the -dev packages
-# bring them and the headers. The tests start throw-away PostgreSQL clusters (package postgresql),
-# and run CGI mode behind fcgiwrap and lighttpd (started by the tests themselves: Debian's packages
-# enable services that the tests never use).
-run_pkgs=(libfcgi-dev libsqlite3-dev libssl-dev libphonenumber-dev libcurl4-openssl-dev libpq-dev nginx-light)
-test_pkgs=(chromium chromium-driver wrk hyperfine spawn-fcgi sqlite3 python3-pip postgresql fcgiwrap lighttpd)
+# libphonenumber (libphonenumber8), libcurl (libcurl4), libpq (libpq5) and libqrencode (libqrencode4)
+# are opened with dlopen on first use, by their sonames libphonenumber.so.8, libcurl.so.4, libpq.so.5
+# and libqrencode.so.4; the -dev packages bring them and the headers. The tests start throw-away
+# PostgreSQL clusters (package postgresql), and run CGI mode behind fcgiwrap and lighttpd (started
+# by the tests themselves: Debian's packages enable services that the tests never use). The browser
+# tests read the account page's QR code back from a screenshot with zbarimg (zbar-tools).
+run_pkgs=(libfcgi-dev libsqlite3-dev libssl-dev libphonenumber-dev libcurl4-openssl-dev libpq-dev libqrencode-dev nginx-light)
+test_pkgs=(chromium chromium-driver wrk hyperfine spawn-fcgi sqlite3 python3-pip postgresql fcgiwrap lighttpd zbar-tools)
 pkgs=("${run_pkgs[@]}")
 [ "$what" = test ] && pkgs+=("${test_pkgs[@]}")
 
@@ -46,7 +47,7 @@ fi
 
 if [ "$what" = test ]; then
     py=python3
-    if ! $py -c "import selenium, firebase_admin, altcha, joserfc, jwt, aiosmtpd, pytest, requests, h2, psycopg2" 2>/dev/null; then
+    if ! $py -c "import selenium, firebase_admin, altcha, joserfc, jwt, aiosmtpd, pytest, requests, h2, psycopg2, pyotp" 2>/dev/null; then
         echo "installing pinned Python test clients (Tests/integration/requirements.txt)"
         $py -m pip install -q --disable-pip-version-check -r Tests/integration/requirements.txt \
             || $py -m pip install -q --disable-pip-version-check --break-system-packages -r Tests/integration/requirements.txt

@@ -127,6 +127,8 @@ enum RouteTable {
         page("POST", "/__/auth/account/mfa", [], AccountPage.startEnrolment, flow: .init("mfa", "enrol_start"))
         page("POST", "/__/auth/account/mfa/verify", [], AccountPage.finishEnrolment, flow: .init("mfa", "enrol_complete"))
         page("POST", "/__/auth/account/mfa/remove", [], AccountPage.removeFactor, flow: .init("mfa", "withdraw"))
+        page("POST", "/__/auth/mfa/totp", [], MFAPage.verifyTOTP, flow: .init("mfa", "complete"))
+        page("POST", "/__/auth/account/totp/verify", [], AccountPage.finishTOTPEnrolment, flow: .init("mfa", "enrol_complete"))
 
         return r
     }

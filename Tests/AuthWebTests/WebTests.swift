@@ -133,6 +133,8 @@ struct WebTests {
         ("POST", "/__/auth/account/mfa", [], .page),
         ("POST", "/__/auth/account/mfa/verify", [], .page),
         ("POST", "/__/auth/account/mfa/remove", [], .page),
+        ("POST", "/__/auth/mfa/totp", [], .page),
+        ("POST", "/__/auth/account/totp/verify", [], .page),
     ]
 
     @Test("the route table is exactly the documented one, each pattern once per method")

@@ -3,13 +3,14 @@ import HTTP
 import TextCoding
 
 /// The account page's second factors (gatehouse.md "Second factor"): the list (obfuscated
-/// numbers, names) with a remove button each, and the enrolment of a phone —
+/// numbers, authenticator apps, names) with a remove button each, and the enrolment of a phone —
 /// `GET /__/auth/account?enrol=1[&continueUrl=…]` (number form), `POST /__/auth/account/mfa`
 /// (sends the code, code form), `POST /__/auth/account/mfa/verify` (adds the phone; the session
 /// starts again with it as its second factor). `POST /__/auth/account/mfa/remove` withdraws a
 /// factor; the engine revokes every earlier session, so the page starts a new one. Every form is
 /// CSRF-checked; the engine's rules are those of the wire (`PhoneMFA`, entry points taking the
-/// account and the session's first factor).
+/// account and the session's first factor). An authenticator app's enrolment is in
+/// `AccountPage+TOTP.swift`.
 extension AccountPage {
     static let enrolPurpose = "mfa-enrol"
     static let enrolVerifyPurpose = "mfa-enrol-verify"
@@ -22,9 +23,17 @@ extension AccountPage {
         try ctx.sessions.authorize(cookie: ctx.sessionCookieValue, project: ctx.project.id, cache: ctx.app.sessionCache).identity
     }
 
+    /// Which enrolment a page is for: `?enrol=1` (a phone, what nginx's step-up asks for) or
+    /// `?enrol=totp`; each has its own words where a phone's would be wrong.
+    enum FactorKind {
+        case phone, totp
+        var enrolQuery: String { self == .phone ? "1" : "totp" }
+        var stringsPrefix: String { self == .phone ? "account.mfa." : "account.totp." }
+    }
+
     /// `/__/auth/signin?continueUrl=<this page's enrolment, with its own continueUrl>`.
-    static func signInAgainHref(_ ctx: Context, continueURL: String?) -> String {
-        var here = ctx.origin + "/__/auth/account?enrol=1"
+    static func signInAgainHref(_ ctx: Context, continueURL: String?, kind: FactorKind = .phone) -> String {
+        var here = ctx.origin + "/__/auth/account?enrol=" + kind.enrolQuery
         if let c = continueURL { here += "&continueUrl=" + PercentEncoding.encode(c) }
         return "/__/auth/signin?continueUrl=" + PercentEncoding.encode(here)
     }
@@ -35,30 +44,46 @@ extension AccountPage {
         let s = ctx.strings
         let csrf = try CSRF.token(ctx, purpose: removePurpose, response: &response)
         let factors: [TemplateValue] = id.account.mfaEnrollments.map { e in
-            .object(["id": .string(e.enrollmentID), "phone": .string(e.obfuscatedPhone),
-                     "name": .string(e.displayName ?? (s["mfa.unnamed"] ?? "")),
-                     "added": .string((s["account.mfa.added_on"] ?? "").replacing("{date}", with: display(e.enrolledAt / 1000))),
-                     "csrf": .string(csrf)])
+            // An authenticator app has no number to show: its kind stands in its place (or in
+            // the name's, when it has none), never anything of its secret.
+            let app = s["account.totp.kind"] ?? ""
+            var factor: [String: TemplateValue] = [
+                "id": .string(e.enrollmentID), "phone": .string(e.obfuscatedPhone),
+                "name": .string(e.displayName ?? (e.totp == nil ? (s["mfa.unnamed"] ?? "") : app)),
+                "added": .string((s["account.mfa.added_on"] ?? "").replacing("{date}", with: display(e.enrolledAt / 1000))),
+                "csrf": .string(csrf),
+            ]
+            if e.totp != nil, e.displayName != nil { factor["app"] = .string(app) }
+            return .object(factor)
         }
+        let back = continueURL.map { "&continueUrl=" + PercentEncoding.encode($0) } ?? ""
         var values: [String: TemplateValue] = [
             "factors": .list(factors), "none": .bool(factors.isEmpty),
-            "addHref": .string("/__/auth/account?enrol=1" + (continueURL.map { "&continueUrl=" + PercentEncoding.encode($0) } ?? "")),
+            "addHref": .string("/__/auth/account?enrol=1" + back),
         ]
+        if ctx.project.totp.enabled {
+            values["addTOTPHref"] = .string("/__/auth/account?enrol=totp" + back)
+            values["noneText"] = .string(s["account.totp.none"] ?? "")
+        } else {
+            values["noneText"] = .string(s["account.mfa.none"] ?? "")
+        }
         if ctx.request.query("enrolled") == "1" { values["notice"] = .string(s["account.mfa.added"] ?? "") }
+        if ctx.request.query("enrolled") == "totp" { values["notice"] = .string(s["account.totp.added"] ?? "") }
         if ctx.request.query("removed") == "1" { values["notice"] = .string(s["account.mfa.removed"] ?? "") }
         return .object(values)
     }
 
-    /// Why this session may not enrol now (a localized sentence and whether signing in again
-    /// helps); nil when it may.
-    static func enrolBlocker(_ ctx: Context, _ id: SessionIdentity) -> (text: String, signInAgain: Bool)? {
+    /// Why this session may not enrol now (a localized sentence, in the words of the factor
+    /// `kind`, and whether signing in again helps); nil when it may.
+    static func enrolBlocker(_ ctx: Context, _ id: SessionIdentity, kind: FactorKind = .phone) -> (text: String, signInAgain: Bool)? {
         let s = ctx.strings
+        let p = kind.stringsPrefix
         if let refusal = mfaFlow(ctx).enrolmentRefusal(id.account, firstFactor: id.provider) {
-            return refusal.code == .unverifiedEmail ? (s["account.mfa.needs_email"] ?? "", true) : (s["account.mfa.needs_provider"] ?? "", true)
+            return refusal.code == .unverifiedEmail ? (s[p + "needs_email"] ?? "", true) : (s[p + "needs_provider"] ?? "", true)
         }
         if (try? SensitiveChange.check(id.account, proof: SignInProof(id), now: ctx.now,
                                        recentSeconds: ctx.project.session.recentSignInSeconds)) == nil {
-            return (s["account.mfa.needs_recent"] ?? "", true)
+            return (s[p + "needs_recent"] ?? "", true)
         }
         return nil
     }
@@ -72,6 +97,11 @@ extension AccountPage {
             "cancelHref": .string(continueURL == nil ? "/__/auth/account" : "/__/auth/account?continueUrl=" + PercentEncoding.encode(continueURL ?? "")),
             "needsAppToken": .bool(!ctx.project.devMode),
         ]
+        if ctx.project.totp.enabled {
+            // nginx's step-up sends a user without a factor here; an app is the other way.
+            values["totpHref"] = .string("/__/auth/account?enrol=totp"
+                + (continueURL.map { "&continueUrl=" + PercentEncoding.encode($0) } ?? ""))
+        }
         if let blocker = enrolBlocker(ctx, id) {
             values["blocked"] = .string(blocker.text)
             if blocker.signInAgain { values["signInHref"] = .string(signInAgainHref(ctx, continueURL: continueURL)) }

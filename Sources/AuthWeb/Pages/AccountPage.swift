@@ -9,7 +9,7 @@ import Glibc
 /// `GET /__/auth/account`: who you are, how you signed in, your second factors, and a sign-out
 /// button. `POST /__/auth/signout` (CSRF-checked): revokes the server-side session, deletes the
 /// cookie, and redirects to a safe `continueUrl` or back to the account page. The second factors'
-/// forms are in `AccountPage+MFA.swift`.
+/// forms are in `AccountPage+MFA.swift` (a phone) and `AccountPage+TOTP.swift` (an authenticator app).
 enum AccountPage {
     static let csrfPurpose = "signout"
 
@@ -40,17 +40,19 @@ enum AccountPage {
             if let e = a.email { user["email"] = e }
             if let back { user["continueUrl"] = back }
             if let factor = id.secondFactor {
-                user["secondFactor"] = a.mfaEnrollments.first { $0.enrollmentID == factor.identifier }?.obfuscatedPhone
-                    ?? strings["account.provider.phone"] ?? factor.factor
+                user["secondFactor"] = secondFactorText(a.mfaEnrollments.first { $0.enrollmentID == factor.identifier }, factor, strings)
             }
             values["user"] = TemplateValue(user)
             if ctx.project.mfa.allowsPhone {
                 if ctx.request.query("enrol") == "1" { return try enrolPage(ctx, id, continueURL: back) }
+                if ctx.request.query("enrol") == "totp", ctx.project.totp.enabled {
+                    return try totpEnrolPage(ctx, id, continueURL: back)
+                }
                 values["mfa"] = try factorValues(ctx, id, continueURL: back, response: &response)
             }
-        } else if ctx.request.query("enrol") == "1" {
+        } else if let enrol = ctx.request.query("enrol"), enrol == "1" || (enrol == "totp" && ctx.project.totp.enabled) {
             // Asked to enrol (nginx step-up) but not signed in: sign in, then back here.
-            values["signInHref"] = .string(signInAgainHref(ctx, continueURL: back))
+            values["signInHref"] = .string(signInAgainHref(ctx, continueURL: back, kind: enrol == "1" ? .phone : .totp))
         }
         response.status = 200
         response.headers.insert(("Content-Type", "text/html; charset=utf-8"), at: 0)
@@ -64,6 +66,17 @@ enum AccountPage {
         var response = Response.redirect(to: back ?? "/__/auth/account?signedOut=1")
         SessionCookie.clear(ctx: ctx, response: &response)
         return response
+    }
+
+    /// The second factor this session passed, as the facts list shows it: a phone's obfuscated
+    /// number, or "Authenticator app" with the app's name.
+    static func secondFactorText(_ e: MFAEnrollment?, _ factor: SecondFactor, _ strings: [String: String]) -> String {
+        if factor.factor == "totp" || e?.totp != nil {
+            let app = strings["account.totp.kind"] ?? factor.factor
+            guard let name = e?.displayName, !name.isEmpty else { return app }
+            return (strings["account.totp.kind_named"] ?? "{kind} ({name})").replacing("{kind}", with: app).replacing("{name}", with: name)
+        }
+        return e?.obfuscatedPhone ?? strings["account.provider.phone"] ?? factor.factor
     }
 
     /// `2026-01-01 09:30 UTC`

@@ -3,9 +3,10 @@ import HTTP
 import TextCoding
 
 /// The hosted second-factor page (gatehouse.md "Second factor"): `GET /__/auth/mfa` shows the
-/// enrolled phones (obfuscated) to send a code to, `POST /__/auth/mfa` sends it (or, with
-/// `resend`, a new one), `POST /__/auth/mfa/verify` checks it, starts the hosted session with the
-/// second factor and redirects to the continue URL.
+/// enrolled phones (obfuscated) to send a code to and the authenticator apps, `POST /__/auth/mfa`
+/// sends the code (or, with `resend`, a new one), `POST /__/auth/mfa/verify` checks it, starts the
+/// hosted session with the second factor and redirects to the continue URL. An authenticator app
+/// is asked for its code instead, with nothing sent (`MFAPage+TOTP.swift`).
 ///
 /// A pending sign-in reaches it two ways: the email action handler confirmed a link for a user
 /// with a factor (`begin`), or nginx's step-up (`/__/auth/verify?require=mfa`) sent a signed-in
@@ -115,6 +116,9 @@ enum MFAPage {
             }
         }
         let chosen = f["enrollmentId"] ?? (enrollments.count == 1 ? enrollments.first?.enrollmentID : nil)
+        if let app = enrollments.first(where: { $0.enrollmentID == chosen && $0.totp != nil }) {
+            return try totpCodePage(ctx, enrollment: app, several: enrollments.count > 1)
+        }
         do {
             let r = try flow.startSignIn(pendingCredential: p.credential, enrollmentID: chosen, PhoneMFA.CodeRequest(
                 appToken: f["appToken"], appID: PhonePage.appID, remoteAddress: ctx.request.remoteAddress, composeSMS: SMSText.composer(ctx)))
@@ -169,19 +173,37 @@ enum MFAPage {
                 return try expiredPage(ctx, continueURL: p.continueURL, message: message(e, ctx: ctx, status: nil), status: 403)
             }
         }
+        // A lone authenticator app has nothing to choose nor send: its code is asked at once.
+        if enrollments.count == 1, let only = enrollments.first, only.totp != nil {
+            return try totpCodePage(ctx, enrollment: only, several: false, error: error, status: status)
+        }
         var response = Response.html("", status: status)
         let s = ctx.strings
+        let apps = enrollments.contains { $0.totp != nil }
+        let phones = enrollments.contains { $0.totp == nil }
         let factors: [TemplateValue] = enrollments.enumerated().map { i, e in
-            .object(["id": .string(e.enrollmentID), "phone": .string(e.obfuscatedPhone),
-                     "name": .string(e.displayName ?? (s["mfa.unnamed"] ?? "")), "checked": .bool(i == 0),
-                     "index": .string(String(i))])
+            let kind = e.totp == nil ? "" : (s["account.totp.kind"] ?? "")
+            var factor: [String: TemplateValue] = [
+                "id": .string(e.enrollmentID), "phone": .string(e.obfuscatedPhone),
+                "name": .string(e.displayName ?? (e.totp == nil ? (s["mfa.unnamed"] ?? "") : kind)), "checked": .bool(i == 0),
+                "index": .string(String(i)),
+            ]
+            // A named app says what it is beside its name (an unnamed one is called by its kind).
+            if e.totp != nil, e.displayName != nil { factor["app"] = .string(kind) }
+            return .object(factor)
         }
         var values: [String: TemplateValue] = [
             "csrf": .string(try CSRF.token(ctx, purpose: sendPurpose, response: &response)),
-            "needsAppToken": .bool(!ctx.project.devMode),
+            // An app's code needs no app token; a phone's send does.
+            "needsAppToken": .bool(!ctx.project.devMode && phones),
             "several": .bool(enrollments.count > 1),
             "factors": .list(factors),
+            "phones": .bool(phones),
         ]
+        if apps {
+            // An app among the factors: words that fit every kind, and "Continue" rather than "Send code".
+            values["mixed"] = true
+        }
         if enrollments.count == 1, let only = enrollments.first {
             values["single"] = TemplateValue(PhonePage.around(s["mfa.lead_one"], number: only.obfuscatedPhone))
             values["singleID"] = .string(only.enrollmentID)
