@@ -6,7 +6,9 @@ written in, and the SDK folder beside it. It is served twice:
   - from Gatehouse's own origin: `gatehouse dev` serves /__/auth/static/ from $GATEHOUSE_HOME/public,
     so the Gatehouse of these tests runs with a GATEHOUSE_HOME whose public/ holds the project's
     own assets plus js-sdk/ (and whose nginx/ is the project's);
-  - from another origin: `python3 -m http.server` on 127.0.0.1 at another free port.
+  - from another origin: `python3 -m http.server` on 127.0.0.1 at another free port (or on
+    127.0.0.2, an origin production does not allow).
+The page takes the Gatehouse, the API key, the project and the mode from its query (page_url).
 """
 import base64
 import json
@@ -68,24 +70,26 @@ def start_gatehouse(data: Path, home: Path, config: dict) -> Gatehouse:
 
 
 class StaticServer:
-    """`python3 -m http.server` serving `root` on 127.0.0.1 at a free port: the other origin."""
+    """`python3 -m http.server` serving `root` on `host` (127.0.0.1 unless told) at a free port:
+    another origin than Gatehouse's."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, host: str = "127.0.0.1"):
         self.root = root
+        self.host = host
         self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+        self.base = f"http://{host}:{self.port}"
         self.proc = None
 
     def start(self, timeout: float = 10.0):
         self.log = open(self.root.parent / "static-server.log", "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "--directory", str(self.root),
+        self.proc = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", self.host, "--directory", str(self.root),
                                       str(self.port)], stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"http.server exited with {self.proc.returncode}")
             with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                if s.connect_ex((self.host, self.port)) == 0:
                     return self
             time.sleep(0.05)
         raise RuntimeError(f"http.server did not listen on {self.port}")
@@ -133,20 +137,31 @@ class Page:
         self.run("await gh.ready;")
         return self
 
-    def run(self, body: str, *args):
+    def run(self, body: str, *args, expect_error: bool = False):
         """Runs `body` as the body of an async function (its `args` are the arguments; `gh`,
-        `sdk` and `auth` are in scope); returns what it returns, or raises SdkError."""
+        `sdk` and `auth` are in scope); returns what it returns, or raises SdkError. The page
+        lists an error in red, or, with `expect_error`, as an expected refusal."""
+        kind = "expected" if expect_error else "error"
+        label = "refused as expected" if expect_error else "error"
         script = ("const done = arguments[arguments.length - 1];"
                   "const args = Array.from(arguments).slice(0, -1);"
                   "const gh = window.gh, sdk = gh.sdk, auth = gh.auth;"
                   "(async () => {" + body + "})().then("
                   "  v => done({ok: v === undefined ? null : v}),"
-                  "  e => { gh.log(`error: ${e && e.code || e}`, 'error');"
+                  f"  e => {{ gh.log(`{label}: ${{e && e.code || e}}`, '{kind}');"
                   "         done({error: {code: (e && e.code) || null, message: String((e && e.message) || e)}}); });")
         out = self.driver.execute_async_script(script, *args)
         if "error" in out:
             raise SdkError(out["error"]["code"], out["error"]["message"])
         return out["ok"]
+
+    def fails(self, body: str, *args) -> SdkError:
+        """Runs `body`, which must reject: returns the error."""
+        try:
+            result = self.run(body, *args, expect_error=True)
+        except SdkError as e:
+            return e
+        raise AssertionError(f"expected a rejection, got {result!r}")
 
     def console(self) -> list:
         try:
@@ -155,7 +170,13 @@ class Page:
             return []
 
     def screenshot(self, path: Path):
+        """The whole page: the window grows to the page's height first."""
         self.run("gh.render();")
+        height = self.driver.execute_script("return document.documentElement.scrollHeight;")
+        size = self.driver.get_window_size()
+        inner = self.driver.execute_script("return window.innerHeight;")
+        if height > inner:
+            self.driver.set_window_size(size["width"], size["height"] + height - inner + 16)
         self.driver.save_screenshot(str(path))
 
     def quit(self):
@@ -167,5 +188,5 @@ def jwt_claims(token: str) -> dict:
     return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
 
 
-def page_url(base: str, path: str, gh: Gatehouse) -> str:
-    return f"{base}{path}?gatehouse={gh.base}&apiKey={DEFAULT_API_KEY}&project={PROJECT}"
+def page_url(base: str, path: str, gh: Gatehouse, api_key: str = DEFAULT_API_KEY, project: str = PROJECT) -> str:
+    return f"{base}{path}?gatehouse={gh.base}&apiKey={api_key}&project={project}"
