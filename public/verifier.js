@@ -17,9 +17,15 @@
 const ORIGIN = new URL(import.meta.url).origin;
 const MAX_WORKERS = 4;
 
+/* Errors carry the SDK's codes, so an app's usual handling covers them: `auth/network-request-failed`
+   for a request that did not get through (a refused origin too), the server's code in the SDK's
+   form otherwise (`TOO_MANY_ATTEMPTS_TRY_LATER` → `auth/too-many-requests`, other codes
+   lower-cased with hyphens, as the SDK maps codes it does not know). */
+const KNOWN = { TOO_MANY_ATTEMPTS_TRY_LATER: 'too-many-requests', NETWORK: 'network-request-failed' };
 function failure(message, code) {
   const e = new Error(message);
-  e.code = code || message;
+  const c = String(code || message);
+  e.code = 'auth/' + (KNOWN[c] || c.toLowerCase().replace(/_/g, '-'));
   return e;
 }
 

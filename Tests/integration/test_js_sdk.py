@@ -655,8 +655,6 @@ def test_an_origin_that_is_not_allowed(host, production, loopback_two, other_ori
     assert (production.sms_count(), production.mail_count()) == (sms_before, mail_before)
 
 
-@pytest.mark.xfail(strict=True, reason="verifier.js rejects with its own codes: a challenge fetch the browser blocks gives "
-                                       "code 'NETWORK', not the SDK's auth/network-request-failed")
 def test_phone_sign_in_from_an_origin_that_is_not_allowed(production, loopback_two, output_dir):
     """What an app sees when signInWithPhoneNumber runs on a refused origin: the SDK's own
     RecaptchaVerifier reports a failed load as auth/network-request-failed, and so should the
