@@ -97,6 +97,9 @@ struct Runtime {
             problems.append("phone numbers: libphonenumber.so.8 (Debian package libphonenumber8) cannot be loaded")
         }
         do { _ = try Curl() } catch { problems.append("delivery: \(error)") }
+        if !QRCode.libraryLoads {
+            problems.append("authenticator QR codes: libqrencode.so.4 (Debian package libqrencode4) cannot be loaded; the account page shows the key as text only")
+        }
         return problems
     }
 

@@ -12,9 +12,12 @@ import CQRencode
 /// whole number of CSS pixels per module, so the square is drawn centred without blur at that
 /// size, and shrinks with a container narrower than that. The only text in it is the label,
 /// escaped as template text is.
-enum QRCode {
+public enum QRCode {
     /// Modules of light margin on each side.
     static let quietZone = 4
+
+    /// Whether libqrencode loads (`gatehouse config check` says so when it does not).
+    public static var libraryLoads: Bool { encode("gatehouse") != nil }
 
     /// A symbol: `width` × `width` modules, row by row, `true` for dark.
     struct Symbol: Equatable {

@@ -44,6 +44,8 @@ struct FormCSRFTests {
 
     @Test("every form post without the cookie and token is refused", arguments: [
         "/__/auth/phone", "/__/auth/phone/verify", "/__/auth/email", "/__/auth/action", "/__/auth/signout",
+        "/__/auth/mfa", "/__/auth/mfa/verify", "/__/auth/mfa/totp", "/__/auth/account/mfa", "/__/auth/account/mfa/verify",
+        "/__/auth/account/mfa/remove", "/__/auth/account/totp/verify",
     ])
     func noCredentials(path: String) throws {
         let c = try WebClient()
