@@ -8,46 +8,54 @@ public enum SealedBox {
     public static let keyLength = 32
     static let nonceLength = 12
     static let tagLength = 16
+    /// The most a box holds, and the most `aad` may be: every length then fits OpenSSL's `Int32`.
+    static let maxLength = 1 << 16
 
     public static func seal(_ plaintext: [UInt8], key: [UInt8], aad: [UInt8]) throws -> [UInt8] {
         guard key.count == keyLength else { throw CryptoError(operation: "AES-256-GCM", detail: "the key must be 32 bytes") }
+        guard plaintext.count <= maxLength, aad.count <= maxLength else {
+            throw CryptoError(operation: "AES-256-GCM", detail: "at most \(maxLength) bytes of plaintext and of associated data")
+        }
         let nonce = SecureRandom.bytes(nonceLength)
         guard let ctx = EVP_CIPHER_CTX_new() else { throw CryptoError.fromOpenSSL("EVP_CIPHER_CTX_new") }
         defer { EVP_CIPHER_CTX_free(ctx) }
         var out = [UInt8](repeating: 0, count: plaintext.count + 16)
         var len: Int32 = 0, total: Int32 = 0
         var tag = [UInt8](repeating: 0, count: tagLength)
+        // GCM is a stream mode: Final writes nothing, but is given a buffer of its own all the same.
+        var tail = [UInt8](repeating: 0, count: 16)
         let ok = EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nil, key, nonce) == 1
             && (aad.isEmpty || EVP_EncryptUpdate(ctx, nil, &len, aad, Int32(aad.count)) == 1)
             && EVP_EncryptUpdate(ctx, &out, &len, plaintext, Int32(plaintext.count)) == 1
         guard ok else { throw CryptoError.fromOpenSSL("AES-256-GCM seal") }
         total = len
-        let finished = out.withUnsafeMutableBufferPointer { p in EVP_EncryptFinal_ex(ctx, p.baseAddress! + Int(total), &len) == 1 }
-        guard finished, EVP_CIPHER_CTX_ctrl(ctx, GH_EVP_CTRL_GCM_GET_TAG, Int32(tagLength), &tag) == 1 else {
+        guard EVP_EncryptFinal_ex(ctx, &tail, &len) == 1, len == 0,
+              EVP_CIPHER_CTX_ctrl(ctx, GH_EVP_CTRL_GCM_GET_TAG, Int32(tagLength), &tag) == 1,
+              total >= 0, Int(total) <= out.count else {
             throw CryptoError.fromOpenSSL("AES-256-GCM seal")
         }
-        total += len
         return nonce + out[..<Int(total)] + tag
     }
 
     /// The plaintext, or nil when the box was not sealed under `key` and `aad` or was altered.
     public static func open(_ box: [UInt8], key: [UInt8], aad: [UInt8]) -> [UInt8]? {
-        guard key.count == keyLength, box.count >= nonceLength + tagLength, box.count <= 1 << 16 else { return nil }
+        guard key.count == keyLength, box.count >= nonceLength + tagLength, box.count <= maxLength, aad.count <= maxLength else { return nil }
         let nonce = Array(box[..<nonceLength])
         let cipher = Array(box[nonceLength..<(box.count - tagLength)])
         var tag = Array(box[(box.count - tagLength)...])
         guard let ctx = EVP_CIPHER_CTX_new() else { return nil }
         defer { EVP_CIPHER_CTX_free(ctx) }
         var out = [UInt8](repeating: 0, count: cipher.count + 16)
+        var tail = [UInt8](repeating: 0, count: 16)
         var len: Int32 = 0
         guard EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, key, nonce) == 1,
               aad.isEmpty || EVP_DecryptUpdate(ctx, nil, &len, aad, Int32(aad.count)) == 1,
               EVP_DecryptUpdate(ctx, &out, &len, cipher, Int32(cipher.count)) == 1 else { return nil }
         let total = len
         guard EVP_CIPHER_CTX_ctrl(ctx, GH_EVP_CTRL_GCM_SET_TAG, Int32(tagLength), &tag) == 1 else { return nil }
-        let verified = out.withUnsafeMutableBufferPointer { p in EVP_DecryptFinal_ex(ctx, p.baseAddress! + Int(total), &len) == 1 }
-        guard verified else { return nil }
-        return Array(out[..<Int(total + len)])
+        // Final checks the tag (and, GCM being a stream mode, writes nothing).
+        guard EVP_DecryptFinal_ex(ctx, &tail, &len) == 1, len == 0, total >= 0, Int(total) <= out.count else { return nil }
+        return Array(out[..<Int(total)])
     }
 }
 

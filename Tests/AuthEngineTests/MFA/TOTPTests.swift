@@ -66,6 +66,10 @@ struct TOTPTests {
             #expect(SealedBox.open(altered, key: key, aad: Array("a".utf8)) == nil)
         }
         #expect(SealedBox.open(Array(box.prefix(20)), key: key, aad: []) == nil)
+        // Oversized input is refused, never handed to OpenSSL's Int32 lengths.
+        #expect(throws: CryptoError.self) { try SealedBox.seal(Array(repeating: 1, count: (1 << 16) + 1), key: key, aad: []) }
+        #expect(SealedBox.open(box, key: key, aad: Array(repeating: 1, count: (1 << 16) + 1)) == nil)
+        #expect(SealedBox.open(Array(repeating: 0, count: (1 << 16) + 1), key: key, aad: []) == nil)
         #expect(try SealedBox.seal(Self.rfcSecret, key: key, aad: []) != SealedBox.seal(Self.rfcSecret, key: key, aad: []), "a fresh nonce each time")
     }
 }
