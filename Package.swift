@@ -108,7 +108,7 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSONValue", "TextCoding"], swiftSettings: swift5),
         .testTarget(name: "AuthCryptoTests", dependencies: ["AuthCrypto"], swiftSettings: swift5),
         .testTarget(name: "AuthEngineTests", dependencies: ["AuthEngine", "AuthCrypto", "AuthStore", "JSONValue", "TestSupport"], swiftSettings: swift5),
-        .testTarget(name: "AuthStoreTests", dependencies: ["AuthStore", "AuthEngine", "AuthCrypto"], swiftSettings: swift5),
+        .testTarget(name: "AuthStoreTests", dependencies: ["AuthStore", "AuthEngine", "AuthCrypto"], exclude: ["Fixtures"], swiftSettings: swift5),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "AuthStore", "AuthEngine", "JSONValue", "TestSupport"], swiftSettings: swift5),
         .testTarget(name: "GatehouseTests", dependencies: ["gatehouse", "AuthEngine", "JSONValue"], swiftSettings: swift5),
         .testTarget(name: "AuthWebTests", dependencies: ["AuthWeb", "HTTP", "JSONValue", "AuthEngine", "AuthStore", "TestSupport"], swiftSettings: swift5),
