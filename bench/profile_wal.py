@@ -122,10 +122,11 @@ def wal_report(gh, call, base, tmp, flows):
 
 def syscalls(gh, call, base, seconds, tmp):
     out = Path(tmp) / "strace.txt"
+    env = call.run_env(base, call.threads or 1)  # before tracing: a flow's set-up requests are not counted
     tracer = procs.start("strace", ["strace", "-f", "-c", "-o", str(out), "-p", str(gh.pid)], log_path=Path(tmp) / "strace.log")
     time.sleep(0.5)
     res = wrk.run(base + ("/" if call.flow else call.path), seconds, call.connections or 8, threads=call.threads or 1,
-                  script=call.script, headers=call.headers, env=dict(call.lua_env))
+                  script=call.script, headers=call.headers, env=env)
     procs.stop(tracer)
     n = res["requests"]
     flows = res.get("flows")

@@ -37,7 +37,7 @@ class Side:
             return c.measure(seconds)
         return wrk.run(self.base + ("/" if c.flow else c.path), seconds,
                        c.connections or connections, threads=c.threads or 1,
-                       script=c.script, headers=c.headers, env=c.lua_env)
+                       script=c.script, headers=c.headers, env=c.run_env(self.base, c.threads or 1))
 
 
 def cpu_split(rounds):

@@ -33,6 +33,11 @@ class Call:
             return None
         return describe(status, body)
 
+    def run_env(self, base, threads):
+        """The Lua script's environment for one wrk run of `threads` threads. A flow whose run
+        uses up what it was given (rotated refresh tokens) makes it afresh here, per run."""
+        return dict(self.lua_env)
+
 
 @dataclass
 class SignRate:
