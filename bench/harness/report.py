@@ -157,6 +157,12 @@ def meta_cores():
     return os.cpu_count() or 1
 
 
+def against_sign(sc):
+    """A flow measured against the RS256 sign rate (phone flow, MFA flow, token refresh): its row
+    gives flows/s and the ratio to the sign rate of the same rounds."""
+    return any(t.metric == "flows_vs_sign" for t in sc.targets)
+
+
 def mode_table(r, mode, m):
     sign = r.get("signing", {}).get("sign_per_s")
     by_key = {s.key: s for s in scenarios.ALL}
@@ -169,8 +175,8 @@ def mode_table(r, mode, m):
     for key, res in m["scenarios"].items():
         sc = by_key[key]
         g, b = res.get("gatehouse", {}), res.get("baseline", {})
-        if key == "phone_flow":
-            g_rps = "n/a" if "unavailable" in g else f"{n(g.get('flows_per_s'))} flows/s ({n(g.get('rps'))} req/s)"
+        if against_sign(sc):
+            g_rps = "n/a" if "unavailable" in g else f"{n(g.get('flows_per_s'))} {sc.unit} ({n(g.get('rps'))} req/s)"
             rr, _ = flow_vs_sign(res, sign)
             its = b.get("sign_per_s") or sign
             lines.append(f"| {sc.title} | {g_rps} | {cell(g, 'p50_us', ms)} | {cell(g, 'p99_us', ms)} | RS256 sign/s (openssl, same rounds) | {n(its)} | | "
@@ -185,7 +191,7 @@ def mode_table(r, mode, m):
                          f"| {'—' if rr is None else f'{rr:.2f}'} | {'—' if pr is None else f'{pr:.2f}'} "
                          f"| {cell(g, 'peak_rss_kb', mib)} | {cell(b, 'peak_rss_kb', mib)} | {cell(g, 'cpu_us_per_req', n)} | {cell(b, 'cpu_us_per_req', n)} |")
         split = g.get("cpu_split") or {}
-        if key == "phone_flow" and len(split) == 3:
+        if against_sign(sc) and len(split) == 3:
             total = sum(split.values())
             notes.append(f"- {sc.title}, CPU of the machine per flow (median round): Gatehouse {split['responder']:,.0f} µs, "
                          f"wrk {split['loadgen']:,.0f} µs, the rest (nginx, kernel, other tenants) {split['rest']:,.0f} µs; "
@@ -215,7 +221,7 @@ def render(r):
            f"Machine: {meta['cpu']} ({meta['cores']} cores), Linux {meta['kernel']}; {meta['nginx']}; {meta['wrk']}; {meta['openssl']}; {meta['hyperfine']}.",
            f"Each figure is the median of {st['rounds']} round(s) of {st['duration_s']:g} s per side (sides alternating round by round; "
            f"a ratio is the median of the per-round ratios), "
-           f"{st['connections']} connections (phone flow: 8 connections, one per wrk thread), after a warm-up. "
+           f"{st['connections']} connections (the flows and token refresh: 8 connections, one per wrk thread), after a warm-up. "
            f"Whole run: {r.get('elapsed_s', 0):.0f} s. Load average (1/5/15 min) before: {' '.join(r.get('loadavg', {}).get('before', []))}, "
            f"after: {' '.join(r.get('loadavg', {}).get('after', []))} (the machine is shared; ratios from alternating rounds are the figures to read).",
            f"Gatehouse ran in **{cfg.get('kind', '?')} mode**" + (
