@@ -29,7 +29,7 @@ public struct PostgreSQLError: Error, CustomStringConvertible, StoreFailure {
 /// One row of a PostgreSQL result, read by column index, with the accessors of SQLite's `Row`.
 /// Results come in binary form; each column is read by its type (BIGINT, INTEGER, SMALLINT,
 /// BOOLEAN, TEXT/VARCHAR, BYTEA).
-public struct PGRow {
+public struct PGRow: StoreRow {
     let result: OpaquePointer
     let row: Int32
 
@@ -63,6 +63,7 @@ public struct PGRow {
     public func textOrNil(_ i: Int32) -> String? { isNull(i) ? nil : String(decoding: bytes(i), as: UTF8.self) }
     public func text(_ i: Int32) -> String { textOrNil(i) ?? "" }
     public func blob(_ i: Int32) -> [UInt8] { isNull(i) ? [] : Array(bytes(i)) }
+    public func blobOrNil(_ i: Int32) -> [UInt8]? { isNull(i) ? nil : Array(bytes(i)) }
 }
 
 /// One PostgreSQL connection (one per worker thread), re-opened after it is lost (outside a
@@ -81,7 +82,7 @@ public final class PostgreSQLConnection {
     /// forgotten here (the server said it no longer knows it) may still exist on the server, and
     /// a name counted from `statements.count` could then be taken twice.
     private var statementNumber = 0
-    private var transactionDepth = 0
+    private let nesting = TransactionNesting()
     /// How many times a transaction that hit a serialization failure or deadlock is run again.
     public static let transactionAttempts = 3
 
@@ -120,7 +121,7 @@ public final class PostgreSQLConnection {
     /// work is gone: the caller's transaction fails and may be retried as a whole).
     func live() throws -> OpaquePointer {
         if let conn, gh_pq_status(conn) == CONNECTION_OK { return conn }
-        guard transactionDepth == 0 else { throw PostgreSQLError(sqlState: "", message: "connection lost in a transaction", sql: nil) }
+        guard !nesting.isOpen else { throw PostgreSQLError(sqlState: "", message: "connection lost in a transaction", sql: nil) }
         try connect()
         guard let conn else { throw PostgreSQLError(sqlState: "", message: "no connection", sql: nil) }
         return conn
@@ -165,16 +166,6 @@ public final class PostgreSQLConnection {
             try each(PGRow(result: result, row: r))
             r += 1
         }
-    }
-
-    public func rows<T>(_ sql: String, _ values: [SQLBindable] = [], _ map: (PGRow) throws -> T) throws -> [T] {
-        var out: [T] = []
-        try query(sql, values) { out.append(try map($0)) }
-        return out
-    }
-
-    public func first<T>(_ sql: String, _ values: [SQLBindable] = [], _ map: (PGRow) throws -> T) throws -> T? {
-        try rows(sql, values, map).first
     }
 
     /// Runs a write; returns the number of rows it changed.
@@ -285,35 +276,51 @@ public final class PostgreSQLConnection {
     }
 
     /// Whether a transaction is open on this connection.
-    public var inTransaction: Bool { transactionDepth > 0 }
+    public var inTransaction: Bool { nesting.isOpen }
 
     /// `BEGIN` … `COMMIT` (READ COMMITTED: every flow's writes are conditional on the rows they
     /// change), rolled back on any error; nested calls join the outer one. A serialization
     /// failure or deadlock runs the whole body again, at most `transactionAttempts` times.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
-        if transactionDepth > 0 {
-            transactionDepth += 1
-            defer { transactionDepth -= 1 }
-            return try body()
-        }
+        if nesting.isOpen { return try nesting.join(body) }
         var attempt = 1
         while true {
-            try script("BEGIN")
-            transactionDepth = 1
             do {
-                let result = try body()
-                transactionDepth = 0
-                try script("COMMIT")
-                return result
-            } catch {
-                transactionDepth = 0
-                if let conn, gh_pq_status(conn) == CONNECTION_OK { try? script("ROLLBACK") }
-                if let e = error as? PostgreSQLError, e.isRetryable, attempt < PostgreSQLConnection.transactionAttempts {
-                    attempt += 1
-                    continue
-                }
-                throw error
+                return try nesting.outermost(begin: { try script("BEGIN") }, commit: { try script("COMMIT") }, rollback: {
+                    if let conn, gh_pq_status(conn) == CONNECTION_OK { try? script("ROLLBACK") }
+                }, body)
+            } catch let e as PostgreSQLError where e.isRetryable && attempt < PostgreSQLConnection.transactionAttempts {
+                attempt += 1
             }
+        }
+    }
+
+}
+
+extension PostgreSQLConnection: SQLDatabase {
+    public var dialect: SQLDialect { SQLDialect(kind: .postgresql) }
+
+    public func writeRows<T>(_ sql: String, _ values: [any SQLBindable], _ map: (PGRow) throws -> T) throws -> [T] {
+        try rows(sql, values, map)
+    }
+
+    public func uniqueViolation(_ error: any Error) -> String? {
+        guard let e = error as? PostgreSQLError, e.isUniqueViolation else { return nil }
+        return e.message
+    }
+}
+
+extension PostgreSQLConnection {
+    /// Through a cursor, in its own transaction (a cursor lives in one).
+    public func eachBatch<T>(_ sql: String, size: Int, _ map: (PGRow) throws -> T, _ body: ([T]) throws -> Void) throws {
+        try transaction {
+            try script("DECLARE gatehouse_batches NO SCROLL CURSOR FOR \(sql)")
+            while true {
+                let rows = try unpreparedRows("FETCH \(size) FROM gatehouse_batches", map)
+                if !rows.isEmpty { try body(rows) }
+                if rows.count < size { break }
+            }
+            try script("CLOSE gatehouse_batches")
         }
     }
 }

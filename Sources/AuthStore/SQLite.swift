@@ -1,3 +1,4 @@
+import AuthEngine
 import CSQLite
 #if canImport(Glibc)
 import Glibc
@@ -31,7 +32,7 @@ extension SQLValue: SQLBindable { public var sqlValue: SQLValue { self } }
 extension Optional: SQLBindable where Wrapped: SQLBindable { public var sqlValue: SQLValue { self?.sqlValue ?? .null } }
 
 /// One row of a result, read by column index.
-public struct Row {
+public struct Row: StoreRow {
     let stmt: OpaquePointer
     public func int(_ i: Int32) -> Int64 { sqlite3_column_int64(stmt, i) }
     public func intOrNil(_ i: Int32) -> Int64? { sqlite3_column_type(stmt, i) == SQLITE_NULL ? nil : sqlite3_column_int64(stmt, i) }
@@ -42,6 +43,7 @@ public struct Row {
         // By its length, as it was bound: a NUL inside the text is kept, not an end.
         return String(decoding: UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, i))), as: UTF8.self)
     }
+    public func blobOrNil(_ i: Int32) -> [UInt8]? { sqlite3_column_type(stmt, i) == SQLITE_NULL ? nil : blob(i) }
     public func blob(_ i: Int32) -> [UInt8] {
         let n = Int(sqlite3_column_bytes(stmt, i))
         guard n > 0, let p = sqlite3_column_blob(stmt, i) else { return [] }
@@ -63,7 +65,7 @@ public final class SQLiteConnection {
     private var active: SQLiteHandle
     var db: OpaquePointer { active.db }
     public let path: String
-    private var transactionDepth = 0
+    private let nesting = TransactionNesting()
     private var lastRowID: Int64 = 0
     let gate: WriteGate?
     /// Inside `sharedRead`: reads outside a transaction join one read transaction on `own`.
@@ -90,7 +92,7 @@ public final class SQLiteConnection {
     public func execute(_ sql: String) throws {
         endSharedRead()
         try active.execute(sql)
-        if transactionDepth == 0, gate != nil, sql.hasPrefix("PRAGMA") {
+        if !nesting.isOpen, gate != nil, sql.hasPrefix("PRAGMA") {
             try writing { try active.execute(sql) }
         }
     }
@@ -125,7 +127,7 @@ public final class SQLiteConnection {
 
     /// Runs a statement, calling `each` for every row.
     public func query(_ sql: String, _ values: [SQLBindable] = [], _ each: (Row) throws -> Void) throws {
-        if sharing, !readOpen, !inWrite, transactionDepth == 0 {
+        if sharing, !readOpen, !inWrite, !nesting.isOpen {
             try own.execute("BEGIN")
             readOpen = true
         }
@@ -140,22 +142,11 @@ public final class SQLiteConnection {
         }
     }
 
-    /// Rows mapped by `map`.
-    public func rows<T>(_ sql: String, _ values: [SQLBindable] = [], _ map: (Row) throws -> T) throws -> [T] {
-        var out: [T] = []
-        try query(sql, values) { out.append(try map($0)) }
-        return out
-    }
-
-    public func first<T>(_ sql: String, _ values: [SQLBindable] = [], _ map: (Row) throws -> T) throws -> T? {
-        try rows(sql, values, map).first
-    }
-
     /// Runs a write; returns the number of rows changed. Outside a transaction it takes the
     /// process's write lock for its duration.
     @discardableResult
     public func run(_ sql: String, _ values: [SQLBindable] = []) throws -> Int {
-        if transactionDepth == 0 { return try writing { try write(sql, values) } }
+        if !nesting.isOpen { return try writing { try write(sql, values) } }
         return try write(sql, values)
     }
 
@@ -169,30 +160,17 @@ public final class SQLiteConnection {
     public var lastInsertRowID: Int64 { lastRowID }
 
     /// Whether a transaction is open on this connection.
-    public var inTransaction: Bool { transactionDepth > 0 }
+    public var inTransaction: Bool { nesting.isOpen }
 
     /// `BEGIN IMMEDIATE` … `COMMIT`, rolled back on any error; nested calls join the outer one.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
-        if transactionDepth > 0 {
-            transactionDepth += 1
-            defer { transactionDepth -= 1 }
-            return try body()
-        }
+        if nesting.isOpen { return try nesting.join(body) }
         return try writing {
-            try query("BEGIN IMMEDIATE") { _ in }
-            transactionDepth = 1
-            do {
-                let result = try body()
-                transactionDepth = 0
-                try query("COMMIT") { _ in }
-                return result
-            } catch {
-                transactionDepth = 0
-                try? query("ROLLBACK") { _ in }
-                throw error
-            }
+            try nesting.outermost(begin: { try query("BEGIN IMMEDIATE", []) { _ in } }, commit: { try query("COMMIT", []) { _ in } },
+                                  rollback: { try? query("ROLLBACK", []) { _ in } }, body)
         }
     }
+
 
     /// Runs `body` holding the file's write lock. A checkpoint that the commit made due goes to
     /// the file's checkpoint thread (or, if that cannot start, runs here after the lock is released).
@@ -236,4 +214,40 @@ public final class SQLiteConnection {
         // A read transaction has nothing to commit; after an I/O error SQLite may have ended it.
         _ = try? own.execute("COMMIT")
     }
+}
+
+extension SQLiteConnection: SQLDatabase {
+    public var dialect: SQLDialect { SQLDialect(kind: .sqlite) }
+
+    /// Outside a transaction it takes the process's write lock, as `run` does.
+    public func writeRows<T>(_ sql: String, _ values: [any SQLBindable], _ map: (Row) throws -> T) throws -> [T] {
+        if !nesting.isOpen { return try writing { try rows(sql, values, map) } }
+        return try rows(sql, values, map)
+    }
+
+    public func script(_ sql: String) throws { try execute(sql) }
+
+    public func uniqueViolation(_ error: any Error) -> String? {
+        guard let e = error as? SQLiteError, e.isConstraint else { return nil }
+        return e.message
+    }
+}
+
+extension SQLiteConnection {
+    /// Stepping through the statement's rows as they come.
+    public func eachBatch<T>(_ sql: String, size: Int, _ map: (Row) throws -> T, _ body: ([T]) throws -> Void) throws {
+        var pending: [T] = []
+        try query(sql, []) { r in
+            pending.append(try map(r))
+            if pending.count == size { try body(pending); pending = [] }
+        }
+        if !pending.isEmpty { try body(pending) }
+    }
+}
+
+extension SQLiteError: StoreFailure {
+    /// `SQLITE_FULL`: the disk (or the process's file-size limit) has no room for the write.
+    public var isOutOfSpace: Bool { code & 0xFF == SQLITE_FULL }
+    /// An embedded file is never unreachable.
+    public var isUnavailable: Bool { false }
 }

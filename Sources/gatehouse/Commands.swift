@@ -58,13 +58,13 @@ enum ConfigCommand {
                 // Connects (without migrating) and says what it found.
                 do {
                     let db = try PostgreSQLConnection(url: url)
-                    let version = try PostgreSQLMigrations.version(db)
+                    let version = try Schema.recordedVersion(db)
                     let state = version == 0 ? "empty (the first start creates the schema)"
-                        : version < PostgreSQLMigrations.latest ? "schema \(version), the next start migrates to \(PostgreSQLMigrations.latest)"
-                        : version == PostgreSQLMigrations.latest ? "schema \(version), current"
-                        : "schema \(version), newer than this build (\(PostgreSQLMigrations.latest))"
+                        : version < Schema.version ? "schema \(version), the next start migrates to \(Schema.version)"
+                        : version == Schema.version ? "schema \(version), current"
+                        : "schema \(version), newer than this build (\(Schema.version))"
                     storeLine += ": PostgreSQL \(db.serverVersion / 10000).\(db.serverVersion % 10000), \(state)"
-                    if version > PostgreSQLMigrations.latest { problems.append("store: the database's schema is newer than this build") }
+                    if version > Schema.version { problems.append("store: the database's schema is newer than this build") }
                 } catch {
                     problems.append("store: \(error)")
                 }

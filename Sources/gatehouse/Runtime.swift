@@ -50,12 +50,9 @@ struct Runtime {
                       externalVerifier: SiteVerifier(), metricsExposition: metrics && config.metricsEnabled ? MetricsBackend.exposition() : nil)
     }
 
-    /// Opens the database and applies the migrations it lacks. A current schema is recognised
-    /// by its version (one read) rather than by a write transaction per migration.
+    /// Applies the migrations the database lacks; a current schema costs one read.
     static func migrateIfBehind(_ store: SQLiteStore) throws {
-        let latest = Migrations.all.map(\.version).max() ?? 0
-        if let version = try? Migrations.version(store.db), version >= latest { return }
-        _ = try Migrations.migrate(store.db)
+        try Schema.migrate(store.db, now: SystemClock().now())
     }
 
     /// `mkdir -p` with mode 0755 (an existing folder is fine).

@@ -1,5 +1,5 @@
 import AuthEngine
-import AuthStore
+@testable import AuthStore
 import Foundation
 import Testing
 
@@ -9,25 +9,38 @@ struct MigrationTests {
         NSTemporaryDirectory() + "gatehouse-test-\(UInt64.random(in: 0...UInt64.max)).db"
     }
 
-    @Test("migrations apply once on a new file, are recorded, and reopening does not re-run them")
+    @Test("a new file gets the declared schema at once, recorded, and reopening changes nothing")
     func migrate() throws {
         let path = tempPath()
         defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
-        let v1 = try SQLiteStore(path: path).probe()
-        #expect(v1 == Migrations.all.map(\.version).max())
+        #expect(try SQLiteStore(path: path).probe() == Schema.version)
         let again = try SQLiteStore(path: path)
-        #expect(try again.probe() == v1)
-        let count = try again.db.first("SELECT COUNT(*) FROM schema_migrations") { $0.int(0) }
-        #expect(count == Int64(Migrations.all.count))
+        #expect(try Schema.migrate(again.db, now: 5).isEmpty)
+        let rows = try again.db.rows("SELECT version, applied_at FROM schema_migrations", []) { [$0.int(0), $0.int(1)] }
+        #expect(rows.count == 1 && rows.first?.first == Int64(Schema.version))
+        // Milliseconds, as every other time.
+        #expect((rows.first?.last ?? 0) > 1_600_000_000_000)
         let mode = try again.db.first("PRAGMA journal_mode") { $0.text(0) }
         #expect(mode == "wal")
     }
 
-    @Test("migration versions are unique and increasing")
+    @Test("migrations follow the oldest version upgraded, in order, up to the declared version")
     func ordering() {
-        let versions = Migrations.all.map(\.version)
-        #expect(versions == versions.sorted())
-        #expect(Set(versions).count == versions.count)
+        let versions = Schema.migrations.map(\.version)
+        #expect(versions == Array((Schema.oldestUpgradable + 1)...Schema.version))
+    }
+
+    @Test("a database older than the oldest upgradable, or newer than this build, is refused and left as it was")
+    func refusedVersions() throws {
+        for version in [Schema.oldestUpgradable - 1, Schema.version + 1] {
+            let path = tempPath()
+            defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+            let raw = try SQLiteConnection(path: path)
+            try raw.script("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
+            try raw.run("INSERT INTO schema_migrations VALUES (?, 1)", [version])
+            #expect(throws: PortError.self) { try SQLiteStore(path: path) }
+            #expect(try Schema.recordedVersion(raw) == version)
+        }
     }
 
     @Test("a failing transaction rolls back every write")

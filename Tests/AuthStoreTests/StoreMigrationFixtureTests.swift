@@ -16,10 +16,10 @@ struct StoreMigrationFixtureTests {
         defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
         try FileManager.default.copyItem(atPath: Self.fixtures + "store-sqlite.db", toPath: path)
         let store = try SQLiteStore(path: path)
-        #expect(try store.probe() == StoreCopy.schemaVersion)
+        #expect(try store.probe() == Schema.version)
         try StoreFixture.check(store)
         // Opening it again finds nothing to do.
-        #expect(try SQLiteStore(path: path).probe() == StoreCopy.schemaVersion)
+        #expect(try SQLiteStore(path: path).probe() == Schema.version)
     }
 
     @Test("a PostgreSQL database of schema 14 migrates and keeps every row", .enabled(if: Backend.postgresURL != nil))
@@ -28,8 +28,8 @@ struct StoreMigrationFixtureTests {
         let dump = try String(contentsOfFile: Self.fixtures + "store-postgresql.sql", encoding: .utf8)
         try PostgreSQLConnection(url: db.location).script(dump)
         let store = try PostgreSQLStore(url: db.location)
-        #expect(try store.probe() == StoreCopy.schemaVersion)
+        #expect(try store.probe() == Schema.version)
         try StoreFixture.check(store)
-        #expect(try PostgreSQLStore(url: db.location).probe() == StoreCopy.schemaVersion)
+        #expect(try PostgreSQLStore(url: db.location).probe() == Schema.version)
     }
 }

@@ -1,0 +1,321 @@
+import AuthEngine
+
+// Every table of the store, declared once (see `Schema`). A column's case name is its SQL name.
+// Times are milliseconds since 1970; flags are 0/1 integers; hashes and keys are blobs.
+
+enum AccountColumn: Int32, RecordColumns {
+    case project_id, local_id, email, email_verified, phone_number, display_name, photo_url, password_hash, disabled,
+         email_link_signin, anonymous, custom_attributes, created_at, last_login_at, last_refresh_at, valid_since, providers, mfa
+    var column: (ColumnSpec, (Account) -> any SQLBindable) {
+        switch self {
+        case .project_id: (.text, { $0.projectID })
+        case .local_id: (.text, { $0.localID })
+        case .email: (.optionalText, { $0.email })
+        case .email_verified: (.integer(default: 0), { $0.emailVerified })
+        case .phone_number: (.optionalText, { $0.phoneNumber })
+        case .display_name: (.optionalText, { $0.displayName })
+        case .photo_url: (.optionalText, { $0.photoURL })
+        case .password_hash: (.optionalText, { $0.passwordHash })
+        case .disabled: (.integer(default: 0), { $0.disabled })
+        case .email_link_signin: (.integer(default: 0), { $0.emailLinkSignin })
+        case .anonymous: (.integer(default: 0), { $0.anonymous })
+        case .custom_attributes: (.optionalText, { $0.customAttributes })
+        case .created_at: (.integer, { $0.createdAt })
+        case .last_login_at: (.optionalInteger, { $0.lastLoginAt })
+        case .last_refresh_at: (.optionalInteger, { $0.lastRefreshAt })
+        case .valid_since: (.integer(default: 0), { $0.validSince })
+        // JSON arrays: the providers' profiles, the second factors (`AccountJSON`).
+        case .providers: (.text(default: "[]"), { AccountJSON.encodeProviders($0.providers) })
+        case .mfa: (.text(default: "[]"), { AccountJSON.encodeMFA($0.mfaEnrollments) })
+        }
+    }
+    static let table = Table("accounts", Self.self, primaryKey: [.project_id, .local_id], indexes: [
+        IndexSpec(name: "accounts_email", columns: ["project_id", "email"], unique: true, condition: "email IS NOT NULL"),
+        IndexSpec(name: "accounts_phone", columns: ["project_id", "phone_number"], unique: true, condition: "phone_number IS NOT NULL"),
+    ])
+}
+
+enum PhoneVerificationColumn: Int32, RecordColumns {
+    case session_hash, project_id, phone_number, app_id, code_hash, created_at, expires_at, attempts, consumed_at, is_test,
+         nonce, superseded_at, client_hash, purpose
+    var column: (ColumnSpec, (PhoneVerificationRecord) -> any SQLBindable) {
+        switch self {
+        case .session_hash: (.blob, { $0.sessionHash })
+        case .project_id: (.text, { $0.projectID })
+        case .phone_number: (.text, { $0.phoneNumber })
+        case .app_id: (.text(default: ""), { $0.appID })
+        case .code_hash: (.blob, { $0.codeHash })
+        case .created_at: (.integer, { $0.createdAt })
+        case .expires_at: (.integer, { $0.expiresAt })
+        case .attempts: (.integer(default: 0), { $0.attempts })
+        case .consumed_at: (.optionalInteger, { $0.consumedAt })
+        case .is_test: (.integer(default: 0), { $0.isTest })
+        case .nonce: (.blobDefaultEmpty, { $0.nonce })
+        case .superseded_at: (.optionalInteger, { $0.supersededAt })
+        case .client_hash: (.blobDefaultEmpty, { $0.clientHash })
+        case .purpose: (.text(default: ""), { $0.purpose })
+        }
+    }
+    static let table = Table("phone_verifications", Self.self, primaryKey: [.session_hash], indexes: [
+        IndexSpec(name: "phone_verifications_expiry", columns: ["expires_at"]),
+        // The send's look-up of a code still open for this number and client.
+        IndexSpec(name: "phone_verifications_open", columns: ["project_id", "phone_number", "app_id", "created_at"],
+                  condition: "consumed_at IS NULL AND superseded_at IS NULL"),
+    ])
+}
+
+enum PhoneProofColumn: Int32, RecordColumns {
+    case proof_hash, project_id, phone_number, created_at, expires_at
+    var column: (ColumnSpec, (PhoneProofRecord) -> any SQLBindable) {
+        switch self {
+        case .proof_hash: (.blob, { $0.proofHash })
+        case .project_id: (.text, { $0.projectID })
+        case .phone_number: (.text, { $0.phoneNumber })
+        case .created_at: (.integer, { $0.createdAt })
+        case .expires_at: (.integer, { $0.expiresAt })
+        }
+    }
+    static let table = Table("phone_proofs", Self.self, primaryKey: [.proof_hash], indexes: [
+        IndexSpec(name: "phone_proofs_expiry", columns: ["expires_at"]),
+    ])
+}
+
+enum EmailLinkColumn: Int32, RecordColumns {
+    case code_hash, project_id, request_type, email, local_id, continue_url, can_handle_in_app, ios_bundle_id, android_package,
+         lang, browser_binding, created_at, expires_at, consumed_at
+    var column: (ColumnSpec, (EmailLinkRecord) -> any SQLBindable) {
+        switch self {
+        case .code_hash: (.blob, { $0.codeHash })
+        case .project_id: (.text, { $0.projectID })
+        case .request_type: (.text, { $0.requestType.rawValue })
+        case .email: (.text, { $0.email })
+        case .local_id: (.optionalText, { $0.localID })
+        case .continue_url: (.optionalText, { $0.continueURL })
+        case .can_handle_in_app: (.integer(default: 0), { $0.canHandleCodeInApp })
+        case .ios_bundle_id: (.optionalText, { $0.iosBundleID })
+        case .android_package: (.optionalText, { $0.androidPackage })
+        case .lang: (.text(default: "en"), { $0.lang })
+        case .browser_binding: (.optionalBlob, { $0.browserBinding })
+        case .created_at: (.integer, { $0.createdAt })
+        case .expires_at: (.integer, { $0.expiresAt })
+        case .consumed_at: (.optionalInteger, { $0.consumedAt })
+        }
+    }
+    static let table = Table("email_links", Self.self, primaryKey: [.code_hash], indexes: [
+        IndexSpec(name: "email_links_email", columns: ["project_id", "email", "created_at"]),
+        IndexSpec(name: "email_links_expiry", columns: ["expires_at"]),
+    ])
+}
+
+enum RefreshTokenColumn: Int32, RecordColumns {
+    case token_hash, family_id, project_id, local_id, provider, auth_time, created_at, rotated_at, revoked_at, second_factor,
+         developer_claims
+    var column: (ColumnSpec, (RefreshTokenRecord) -> any SQLBindable) {
+        switch self {
+        case .token_hash: (.blob, { $0.tokenHash })
+        case .family_id: (.text, { $0.familyID })
+        case .project_id: (.text, { $0.projectID })
+        case .local_id: (.text, { $0.localID })
+        case .provider: (.text, { $0.provider })
+        case .auth_time: (.integer, { $0.authTime })
+        case .created_at: (.integer, { $0.createdAt })
+        case .rotated_at: (.optionalInteger, { $0.rotatedAt })
+        case .revoked_at: (.optionalInteger, { $0.revokedAt })
+        case .second_factor: (.optionalText, { $0.secondFactor })
+        case .developer_claims: (.optionalText, { $0.developerClaims })
+        }
+    }
+    static let table = Table("refresh_tokens", Self.self, primaryKey: [.token_hash], indexes: [
+        IndexSpec(name: "refresh_tokens_revoked", columns: ["revoked_at"], condition: "revoked_at IS NOT NULL"),
+        IndexSpec(name: "refresh_tokens_rotated", columns: ["rotated_at"], condition: "rotated_at IS NOT NULL"),
+        // A family belongs to one user: its revocation and the per-user revocations use this index.
+        IndexSpec(name: "refresh_tokens_user", columns: ["project_id", "local_id", "family_id"]),
+    ])
+}
+
+enum SessionColumn: Int32, RecordColumns {
+    case sid_hash, project_id, local_id, provider, created_at, last_seen_at, expires_at, idle_timeout_seconds, revoked_at
+    var column: (ColumnSpec, (SessionRecord) -> any SQLBindable) {
+        switch self {
+        case .sid_hash: (.blob, { $0.sidHash })
+        case .project_id: (.text, { $0.projectID })
+        case .local_id: (.text, { $0.localID })
+        case .provider: (.text, { $0.provider })
+        case .created_at: (.integer, { $0.createdAt })
+        case .last_seen_at: (.integer, { $0.lastSeenAt })
+        case .expires_at: (.integer, { $0.expiresAt })
+        case .idle_timeout_seconds: (.integer(default: 0), { $0.idleTimeoutSeconds })
+        case .revoked_at: (.optionalInteger, { $0.revokedAt })
+        }
+    }
+    static let table = Table("sessions", Self.self, primaryKey: [.sid_hash], indexes: [
+        IndexSpec(name: "sessions_user", columns: ["project_id", "local_id", "created_at"]),
+        IndexSpec(name: "sessions_expiry", columns: ["expires_at"]),
+    ])
+}
+
+enum SigningKeyColumn: Int32, RecordColumns {
+    case kid, algorithm, private_pem, public_pem, certificate_pem, created_at, retired_at, expires_at
+    var column: (ColumnSpec, (SigningKeyRecord) -> any SQLBindable) {
+        switch self {
+        case .kid: (.text, { $0.kid })
+        case .algorithm: (.text, { $0.algorithm })
+        case .private_pem: (.text, { $0.privatePEM })
+        case .public_pem: (.text, { $0.publicPEM })
+        case .certificate_pem: (.text, { $0.certificatePEM })
+        case .created_at: (.integer, { $0.createdAt })
+        case .retired_at: (.optionalInteger, { $0.retiredAt })
+        case .expires_at: (.optionalInteger, { $0.expiresAt })
+        }
+    }
+    static let table = Table("signing_keys", Self.self, primaryKey: [.kid], indexes: [
+        IndexSpec(name: "signing_keys_expiry", columns: ["expires_at"], condition: "expires_at IS NOT NULL"),
+    ])
+}
+
+enum SecretColumn: Int32, Columns {
+    case name, value, created_at
+    var spec: ColumnSpec {
+        switch self {
+        case .name: .text
+        case .value: .blob
+        case .created_at: .integer
+        }
+    }
+    static let table = Table("secrets", Self.self, primaryKey: [.name])
+}
+
+enum LimitCounterColumn: Int32, Columns {
+    case bucket, window_start, count, expires_at
+    var spec: ColumnSpec { self == .bucket ? .text : .integer }
+    // No expiry index on purpose: counters are small rows, and an index would add a page to every
+    // window written (housekeeping scans them).
+    static let table = Table("limit_counters", Self.self, primaryKey: [.bucket, .window_start])
+}
+
+enum OutboxColumn: Int32, Columns {
+    case id, project_id, channel, recipient, subject, body, html_body, metadata, status, attempts, next_attempt_at, lease_until,
+         last_error, created_at, sent_at, lease_token
+    var spec: ColumnSpec {
+        switch self {
+        case .id: .identity
+        case .project_id, .channel, .recipient, .body: .text
+        case .subject, .html_body, .last_error: .optionalText
+        case .metadata: .text(default: "{}")
+        case .status: .text(default: "pending")
+        case .attempts, .lease_token: .integer(default: 0)
+        case .next_attempt_at, .created_at: .integer
+        case .lease_until, .sent_at: .optionalInteger
+        }
+    }
+    // Ids are never reused: a delivery's outcome names its message by id.
+    static let table = Table("outbox", Self.self, primaryKey: [.id], indexes: [
+        IndexSpec(name: "outbox_due", columns: ["status", "next_attempt_at"]),
+    ], neverReuseIDs: true)
+}
+
+enum AppTokenColumn: Int32, Columns {
+    case token_hash, project_id, api_key, app_id, created_at, expires_at
+    var spec: ColumnSpec {
+        switch self {
+        case .token_hash: .blob
+        case .project_id, .api_key, .app_id: .text
+        case .created_at, .expires_at: .integer
+        }
+    }
+    // No expiry index: tokens live minutes and are deleted as they are used.
+    static let table = Table("app_tokens", Self.self, primaryKey: [.token_hash])
+}
+
+enum ChallengeReplayColumn: Int32, Columns {
+    case challenge_id, project_id, expires_at
+    var spec: ColumnSpec {
+        switch self {
+        case .challenge_id: .blob
+        case .project_id: .text
+        case .expires_at: .integer
+        }
+    }
+    static let table = Table("app_verification_replays", Self.self, primaryKey: [.challenge_id], indexes: [
+        IndexSpec(name: "app_verification_replays_expiry", columns: ["expires_at"]),
+    ])
+}
+
+enum AuditColumn: Int32, Columns {
+    case id, at, project_id, event, local_id, remote_address, detail, actor, outcome
+    var spec: ColumnSpec {
+        switch self {
+        case .id: .identity
+        case .at: .integer
+        case .project_id, .event: .text
+        case .local_id, .remote_address, .detail, .actor: .optionalText
+        case .outcome: .text(default: "ok")
+        }
+    }
+    // Append-only, in time order, with no other index: one page per sign-in less (housekeeping
+    // looks at the oldest ids; a user's rows are found by scanning, which only the admin does).
+    static let table = Table("audit_log", Self.self, primaryKey: [.id])
+}
+
+enum SMSHoldColumn: Int32, RecordColumns {
+    case project_id, kind, key, held_at, expires_at, released_at, recent_count, baseline_count
+    var column: (ColumnSpec, (SMSHold) -> any SQLBindable) {
+        switch self {
+        case .project_id: (.text, { $0.projectID })
+        case .kind: (.text, { $0.kind.rawValue })
+        case .key: (.text, { $0.key })
+        case .held_at: (.integer, { $0.heldAt })
+        case .expires_at: (.optionalInteger, { $0.expiresAt })
+        case .released_at: (.optionalInteger, { $0.releasedAt })
+        case .recent_count: (.integer, { $0.recentCount })
+        case .baseline_count: (.integer, { $0.baselineCount })
+        }
+    }
+    static let table = Table("sms_holds", Self.self, primaryKey: [.project_id, .kind, .key])
+}
+
+enum MFAPendingColumn: Int32, RecordColumns {
+    case credential_hash, project_id, local_id, first_factor, auth_time, created_at, expires_at, consumed_at
+    var column: (ColumnSpec, (MFAPendingRecord) -> any SQLBindable) {
+        switch self {
+        case .credential_hash: (.blob, { $0.credentialHash })
+        case .project_id: (.text, { $0.projectID })
+        case .local_id: (.text, { $0.localID })
+        case .first_factor: (.text, { $0.firstFactor })
+        case .auth_time: (.integer, { $0.authTime })
+        case .created_at: (.integer, { $0.createdAt })
+        case .expires_at: (.integer, { $0.expiresAt })
+        case .consumed_at: (.optionalInteger, { $0.consumedAt })
+        }
+    }
+    static let table = Table("mfa_pending", Self.self, primaryKey: [.credential_hash], indexes: [
+        IndexSpec(name: "mfa_pending_expiry", columns: ["expires_at"]),
+    ])
+}
+
+enum IOSReceiptColumn: Int32, RecordColumns {
+    case receipt_hash, project_id, bundle_id, device_token_hash, sandbox, secret_hash, created_at, expires_at, uses
+    var column: (ColumnSpec, (IOSReceiptRecord) -> any SQLBindable) {
+        switch self {
+        case .receipt_hash: (.blob, { $0.receiptHash })
+        case .project_id: (.text, { $0.projectID })
+        case .bundle_id: (.text, { $0.bundleID })
+        case .device_token_hash: (.blob, { $0.deviceTokenHash })
+        case .sandbox: (.integer, { $0.sandbox })
+        case .secret_hash: (.blob, { $0.secretHash })
+        case .created_at: (.integer, { $0.createdAt })
+        case .expires_at: (.integer, { $0.expiresAt })
+        case .uses: (.integer(default: 0), { $0.uses })
+        }
+    }
+    static let table = Table("ios_receipts", Self.self, primaryKey: [.receipt_hash], indexes: [
+        IndexSpec(name: "ios_receipts_expiry", columns: ["expires_at"]),
+    ])
+}
+
+/// The migrator's own record: one row per schema version applied.
+enum SchemaMigrationColumn: Int32, Columns {
+    case version, applied_at
+    var spec: ColumnSpec { .integer }
+    static let table = Table("schema_migrations", Self.self, primaryKey: [.version])
+}
