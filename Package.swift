@@ -58,22 +58,24 @@ let package = Package(
             linkerSettings: [.linkedLibrary("stdc++")]
         ),
 
+        // The one lock type (and its condition variable), for every target.
+        .target(name: "Locking", swiftSettings: swift5),
         .target(name: "JSONValue", swiftSettings: swift5),
         // Percent-encoding (RFC 3986), the one encoder and decoder of URL text for every target.
         .target(name: "TextCoding", swiftSettings: swift5),
         .target(name: "HTTP", dependencies: ["JSONValue", "TextCoding"], swiftSettings: swift5),
-        .target(name: "FastCGI", dependencies: ["HTTP", "TextCoding", "CFastCGI"], swiftSettings: swift5, linkerSettings: staticLibrary("fcgi")),
-        .target(name: "AuthCrypto", dependencies: ["COpenSSL"], swiftSettings: swift5),
-        .target(name: "AuthEngine", dependencies: ["AuthCrypto", "JSONValue", "TextCoding", "CPhoneNumber"], swiftSettings: swift5),
-        .target(name: "AuthStore", dependencies: ["AuthEngine", "JSONValue", "CSQLite", "CPostgreSQL"], swiftSettings: swift5,
+        .target(name: "FastCGI", dependencies: ["HTTP", "TextCoding", "CFastCGI", "Locking"], swiftSettings: swift5, linkerSettings: staticLibrary("fcgi")),
+        .target(name: "AuthCrypto", dependencies: ["COpenSSL", "Locking"], swiftSettings: swift5),
+        .target(name: "AuthEngine", dependencies: ["AuthCrypto", "JSONValue", "TextCoding", "CPhoneNumber", "Locking"], swiftSettings: swift5),
+        .target(name: "AuthStore", dependencies: ["AuthEngine", "JSONValue", "CSQLite", "CPostgreSQL", "Locking"], swiftSettings: swift5,
                 linkerSettings: staticLibrary("sqlite3")),
-        .target(name: "Delivery", dependencies: ["AuthEngine", "AuthCrypto", "JSONValue", "TextCoding", "CCurl"], swiftSettings: swift5),
+        .target(name: "Delivery", dependencies: ["AuthEngine", "AuthCrypto", "JSONValue", "TextCoding", "CCurl", "Locking"], swiftSettings: swift5),
         // Resources/ (templates, locales, region data) is compiled into the binary by the
         // EmbedResources plugin rather than shipped as a SwiftPM resource bundle, whose generated
         // accessor would import Foundation (and with it CoreFoundation and ICU) into the build.
         .target(
             name: "AuthWeb",
-            dependencies: ["HTTP", "JSONValue", "TextCoding", "AuthCrypto", "AuthEngine", "CQRencode"],
+            dependencies: ["HTTP", "JSONValue", "TextCoding", "AuthCrypto", "AuthEngine", "CQRencode", "Locking"],
             exclude: ["Resources"],
             swiftSettings: swift5,
             plugins: ["EmbedResources"]
@@ -83,7 +85,7 @@ let package = Package(
         .executableTarget(
             name: "gatehouse",
             dependencies: [
-                "HTTP", "JSONValue", "FastCGI", "AuthCrypto", "AuthEngine", "AuthStore", "Delivery", "AuthWeb",
+                "HTTP", "JSONValue", "FastCGI", "AuthCrypto", "AuthEngine", "AuthStore", "Delivery", "AuthWeb", "Locking",
             ],
             swiftSettings: swift5,
             linkerSettings: startupLinkerFlags
@@ -102,16 +104,16 @@ let package = Package(
         ),
 
         // Test doubles shared by the test targets and the fuzz program (a fixed clock, seeded randomness).
-        .target(name: "TestSupport", dependencies: ["AuthEngine"], path: "Tests/TestSupport", swiftSettings: swift5),
+        .target(name: "TestSupport", dependencies: ["AuthEngine", "Locking"], path: "Tests/TestSupport", swiftSettings: swift5),
         .testTarget(name: "JSONValueTests", dependencies: ["JSONValue"], swiftSettings: swift5),
-        .testTarget(name: "FastCGITests", dependencies: ["FastCGI", "HTTP", "TestSupport"], swiftSettings: swift5),
+        .testTarget(name: "FastCGITests", dependencies: ["Locking", "FastCGI", "HTTP", "TestSupport"], swiftSettings: swift5),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSONValue", "TextCoding"], swiftSettings: swift5),
         .testTarget(name: "AuthCryptoTests", dependencies: ["AuthCrypto"], swiftSettings: swift5),
-        .testTarget(name: "AuthEngineTests", dependencies: ["AuthEngine", "AuthCrypto", "AuthStore", "JSONValue", "TestSupport"], swiftSettings: swift5),
-        .testTarget(name: "AuthStoreTests", dependencies: ["AuthStore", "AuthEngine", "AuthCrypto"], exclude: ["Fixtures"], swiftSettings: swift5),
-        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "AuthStore", "AuthEngine", "JSONValue", "TestSupport"], swiftSettings: swift5),
+        .testTarget(name: "AuthEngineTests", dependencies: ["Locking", "AuthEngine", "AuthCrypto", "AuthStore", "JSONValue", "TestSupport"], swiftSettings: swift5),
+        .testTarget(name: "AuthStoreTests", dependencies: ["Locking", "AuthStore", "AuthEngine", "AuthCrypto"], exclude: ["Fixtures"], swiftSettings: swift5),
+        .testTarget(name: "DeliveryTests", dependencies: ["Locking", "Delivery", "AuthStore", "AuthEngine", "JSONValue", "TestSupport"], swiftSettings: swift5),
         .testTarget(name: "GatehouseTests", dependencies: ["gatehouse", "AuthEngine", "JSONValue"], swiftSettings: swift5),
-        .testTarget(name: "AuthWebTests", dependencies: ["AuthWeb", "HTTP", "JSONValue", "AuthEngine", "AuthStore", "TestSupport"], swiftSettings: swift5),
+        .testTarget(name: "AuthWebTests", dependencies: ["Locking", "AuthWeb", "HTTP", "JSONValue", "AuthEngine", "AuthStore", "TestSupport"], swiftSettings: swift5),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -1,6 +1,7 @@
 import COpenSSL
 #if canImport(Glibc)
 import Glibc
+import Locking
 #endif
 
 /// SHA-256 fetched from the default provider once per process. OpenSSL 3 looks an algorithm up
@@ -25,33 +26,28 @@ func sha256(_ data: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8
 final class PKeyContextPool: @unchecked Sendable {
     static let maxIdle = 64
     private let key: PKeyHandle
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let lock = Lock()
     private var idle: [OpaquePointer] = []
 
     init(key: PKeyHandle) {
         self.key = key
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
         idle.reserveCapacity(8)
     }
 
     deinit {
         idle.forEach { EVP_PKEY_CTX_free($0) }
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
     }
 
     /// Runs `body` with a ready context; nil if none could be made (OpenSSL out of memory).
     func withContext<R>(_ body: (OpaquePointer) -> R) -> R? {
-        pthread_mutex_lock(mutex)
-        let reused = idle.popLast()
-        pthread_mutex_unlock(mutex)
+        let reused = lock.withLock { idle.popLast() }
         guard let ctx = reused ?? make() else { return nil }
         let result = body(ctx)
-        pthread_mutex_lock(mutex)
-        let keep = idle.count < PKeyContextPool.maxIdle
-        if keep { idle.append(ctx) }
-        pthread_mutex_unlock(mutex)
+        let keep = lock.withLock {
+            guard idle.count < PKeyContextPool.maxIdle else { return false }
+            idle.append(ctx)
+            return true
+        }
         if !keep { EVP_PKEY_CTX_free(ctx) }
         return result
     }

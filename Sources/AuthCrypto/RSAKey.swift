@@ -1,6 +1,7 @@
 import COpenSSL
 #if canImport(Glibc)
 import Glibc
+import Locking
 #endif
 
 /// Owns one OpenSSL `EVP_PKEY`; frees it in `deinit`. Safe to share across threads once built.
@@ -155,7 +156,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
 /// `EVP_PKEY` only to write the PEM. Publishing the numbers (JWKS) builds neither.
 public final class RSAPublicKey: @unchecked Sendable {
     private let n: [UInt8], e: [UInt8]
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let lock = Lock()
     private var rsa: OpaquePointer?
     private var pkey: PKeyHandle?
 
@@ -163,14 +164,10 @@ public final class RSAPublicKey: @unchecked Sendable {
         self.n = Array(n.drop(while: { $0 == 0 }))
         self.e = Array(e.drop(while: { $0 == 0 }))
         self.pkey = pkey
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
     }
 
     deinit {
         if let rsa { gh_rsa_free(rsa) }
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
     }
 
     /// The public half of an OpenSSL key (a private key's).
@@ -225,8 +222,8 @@ public final class RSAPublicKey: @unchecked Sendable {
 
     /// The `EVP_PKEY`, made from `n` and `e` on first use.
     private func evpKey() throws(CryptoError) -> PKeyHandle {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         if let pkey { return pkey }
         let made = try fromData(selection: GH_EVP_PKEY_PUBLIC_KEY, [("n", n), ("e", e)])
         pkey = made
@@ -235,8 +232,8 @@ public final class RSAPublicKey: @unchecked Sendable {
 
     /// The `RSA` used to verify, made on first use; nil if OpenSSL cannot (out of memory).
     private func verifier() -> OpaquePointer? {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         if rsa == nil, !n.isEmpty, !e.isEmpty {
             rsa = n.withUnsafeBufferPointer { nb in
                 e.withUnsafeBufferPointer { eb in gh_rsa_public_new(nb.baseAddress, Int32(nb.count), eb.baseAddress, Int32(eb.count)) }

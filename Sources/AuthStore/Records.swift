@@ -33,7 +33,8 @@ extension PhoneVerificationColumn {
                                        appID: r.text(.app_id), codeHash: r.blob(.code_hash), nonce: r.blob(.nonce),
                                        createdAt: r.int(.created_at), expiresAt: r.int(.expires_at), attempts: r.count(.attempts),
                                        consumedAt: r.intOrNil(.consumed_at), supersededAt: r.intOrNil(.superseded_at),
-                                       isTest: r.bool(.is_test), clientHash: r.blob(.client_hash), purpose: r.text(.purpose))
+                                       isTest: r.bool(.is_test), clientHash: r.blob(.client_hash),
+                                       purpose: try PhoneCodePurpose(stored: r.text(.purpose)) ?? { throw r.unreadable(.purpose, "\"\(r.text(.purpose).prefix(40))\"") }())
     }
 }
 
@@ -105,7 +106,7 @@ extension AuditColumn {
     static func read<R: StoreRow>(_ row: R) throws -> AuditRecord {
         let r = Reading(row, AuditColumn.self)
         return AuditRecord(id: r.int(.id), at: r.int(.at),
-                           event: AuditEvent(projectID: r.text(.project_id), event: r.text(.event), localID: r.textOrNil(.local_id),
+                           event: AuditEvent(projectID: r.text(.project_id), event: try r.value(.event), localID: r.textOrNil(.local_id),
                                              remoteAddress: r.textOrNil(.remote_address), detail: r.textOrNil(.detail),
                                              actor: r.textOrNil(.actor), outcome: r.text(.outcome)))
     }

@@ -1,6 +1,7 @@
 import CSQLite
 #if canImport(Glibc)
 import Glibc
+import Locking
 #endif
 
 /// The write side of one database file in this process, shared by all its connections.
@@ -25,25 +26,24 @@ final class WriteGate: @unchecked Sendable {
     /// and the catch-up step's `fdatasync`s held the mutex four times as often.
     static let checkpointFrames: Int32 = 4000
 
-    let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// The file's write lock, held for each write transaction of the process.
+    let lock = Lock()
     let path: String
     let busyTimeoutMillis: Int32
-    /// WAL frames when this process last started a checkpoint (read and written under `mutex`).
+    /// WAL frames when this process last started a checkpoint (read and written under `lock`).
     private var mark: Int32 = 0
-    /// Under `mutex`.
+    /// Under `lock`.
     private var handle: SQLiteHandle?
     private var connections = 0
-    /// Under `mutex`: the thread that runs due checkpoints, started by the first one.
+    /// Under `lock`: the thread that runs due checkpoints, started by the first one.
     private var checkpointer: Checkpointer?
 
     private init(path: String, busyTimeoutMillis: Int32) {
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
         self.path = path
         self.busyTimeoutMillis = busyTimeoutMillis
     }
 
-    /// The writer handle; call with `mutex` held.
+    /// The writer handle; call with `lock` held.
     func writer() throws -> SQLiteHandle {
         if let handle { return handle }
         let h = try SQLiteHandle(path: path, busyTimeoutMillis: busyTimeoutMillis, writer: true)
@@ -52,46 +52,41 @@ final class WriteGate: @unchecked Sendable {
     }
 
     func attach() {
-        pthread_mutex_lock(mutex)
-        connections += 1
-        pthread_mutex_unlock(mutex)
+        lock.withLock { connections += 1 }
     }
 
     /// The last connection of the file closes the writer (the file may be deleted and made anew)
     /// and stops the checkpoint thread, whose own handle closes with it.
     func detach() {
-        pthread_mutex_lock(mutex)
-        connections -= 1
-        var stopped: Checkpointer?
-        if connections == 0 {
+        let stopped: Checkpointer? = lock.withLock {
+            connections -= 1
+            guard connections == 0 else { return nil }
             handle = nil
             mark = 0
-            stopped = checkpointer
-            checkpointer = nil
+            defer { checkpointer = nil }
+            return checkpointer
         }
-        pthread_mutex_unlock(mutex)
-        // Outside `mutex`: the thread may be waiting for it to finish a checkpoint.
+        // Outside `lock`: the thread may be waiting for it to finish a checkpoint.
         stopped?.stop()
     }
 
-    private static var registryLock = pthread_mutex_t()
-    private static let registryReady: Bool = { pthread_mutex_init(&registryLock, nil); return true }()
-    nonisolated(unsafe) private static var gates: [String: WriteGate] = [:]
+    /// Every file's gate in this process, by path.
+    private static let gates = Locked<[String: WriteGate]>([:])
 
     /// The gate of `path`; nil for in-memory databases (private to their connection).
     static func `for`(path: String, busyTimeoutMillis: Int32) -> WriteGate? {
-        guard path != ":memory:", !path.isEmpty, registryReady else { return nil }
-        pthread_mutex_lock(&registryLock)
-        defer { pthread_mutex_unlock(&registryLock) }
-        if let g = gates[path] { return g }
-        let g = WriteGate(path: path, busyTimeoutMillis: busyTimeoutMillis)
-        gates[path] = g
-        return g
+        guard path != ":memory:", !path.isEmpty else { return nil }
+        return gates.withLock { gates in
+            if let g = gates[path] { return g }
+            let g = WriteGate(path: path, busyTimeoutMillis: busyTimeoutMillis)
+            gates[path] = g
+            return g
+        }
     }
 
-    /// Called under `mutex` after a commit left `frames` frames in the WAL. Hands a due
+    /// Called under `lock` after a commit left `frames` frames in the WAL. Hands a due
     /// checkpoint to the file's checkpoint thread; true when there is none (it could not be
-    /// started) and the caller must run `checkpoint(own:)` itself once it released `mutex`.
+    /// started) and the caller must run `checkpoint(own:)` itself once it released `lock`.
     func committed(frames: Int32) -> Bool {
         if frames < mark { mark = 0 }  // the WAL was restarted
         guard frames - mark >= WriteGate.checkpointFrames else { return false }
@@ -106,16 +101,16 @@ final class WriteGate: @unchecked Sendable {
         return false
     }
 
-    /// Called without `mutex`. First a passive checkpoint on the caller's own handle copies the
-    /// bulk of the WAL while writers go on. Then a second one on the writer, holding `mutex`,
+    /// Called without `lock`. First a passive checkpoint on the caller's own handle copies the
+    /// bulk of the WAL while writers go on. Then a second one on the writer, holding `lock`,
     /// copies only the frames committed meanwhile (if none, it writes and syncs nothing). The WAL
     /// is then fully copied when the next write begins, which lets that write start the WAL over
     /// (SQLite restarts it only then); without this step, under steady writes the WAL never caught
     /// up and grew without bound. Each step syncs the files it wrote.
     func checkpoint(own: SQLiteHandle) {
         _ = sqlite3_wal_checkpoint_v2(own.db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         // Not `writer()`: once the file's last connection has closed the writer, a checkpoint
         // still running must not open it again (it would outlive every connection, keeping the
         // WAL from being checkpointed and removed at the last close).
@@ -128,9 +123,8 @@ final class WriteGate: @unchecked Sendable {
 /// The thread that runs one database file's checkpoints for this process, on a handle of its
 /// own. A request asks for one and goes on; requests made while one runs fold into the next.
 final class Checkpointer: @unchecked Sendable {
-    private let lock: UnsafeMutablePointer<pthread_mutex_t> = .allocate(capacity: 1)
-    private let wake: UnsafeMutablePointer<pthread_cond_t> = .allocate(capacity: 1)
-    /// Under `lock`.
+    private let wake = Condition()
+    /// Under `wake.lock`.
     private var requested = false
     private var stopping = false
     private var thread = pthread_t()
@@ -143,8 +137,6 @@ final class Checkpointer: @unchecked Sendable {
         self.path = path
         self.busyTimeoutMillis = busyTimeoutMillis
         self.work = work
-        pthread_mutex_init(lock, nil)
-        pthread_cond_init(wake, nil)
         let me = Unmanaged.passRetained(self)
         let rc = pthread_create(&thread, nil, { raw in
             let me = Unmanaged<Checkpointer>.fromOpaque(raw!).takeRetainedValue()
@@ -157,42 +149,35 @@ final class Checkpointer: @unchecked Sendable {
         }
     }
 
-    deinit {
-        pthread_cond_destroy(wake)
-        pthread_mutex_destroy(lock)
-        wake.deallocate()
-        lock.deallocate()
-    }
-
     func request() {
-        pthread_mutex_lock(lock)
-        requested = true
-        pthread_cond_signal(wake)
-        pthread_mutex_unlock(lock)
+        wake.lock.withLock {
+            requested = true
+            wake.signal()
+        }
     }
 
     /// Lets a running checkpoint finish, then ends the thread and closes its handle.
     func stop() {
-        pthread_mutex_lock(lock)
-        stopping = true
-        pthread_cond_signal(wake)
-        pthread_mutex_unlock(lock)
+        wake.lock.withLock {
+            stopping = true
+            wake.signal()
+        }
         pthread_join(thread, nil)
     }
 
     private func run() {
         var own: SQLiteHandle?
-        pthread_mutex_lock(lock)
+        wake.lock.lock()
         while true {
-            while !requested, !stopping { pthread_cond_wait(wake, lock) }
+            while !requested, !stopping { wake.wait() }
             if stopping { break }
             requested = false
-            pthread_mutex_unlock(lock)
+            wake.lock.unlock()
             if own == nil { own = try? SQLiteHandle(path: path, busyTimeoutMillis: busyTimeoutMillis, writer: false) }
             if let own { work(own) }
-            pthread_mutex_lock(lock)
+            wake.lock.lock()
         }
-        pthread_mutex_unlock(lock)
+        wake.lock.unlock()
         own = nil
     }
 }

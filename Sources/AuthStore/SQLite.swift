@@ -179,9 +179,9 @@ public final class SQLiteConnection {
         inWrite = true
         defer { inWrite = false }
         guard let gate else { return try body() }
-        pthread_mutex_lock(gate.mutex)
+        gate.lock.lock()
         let writer: SQLiteHandle
-        do { writer = try gate.writer() } catch { pthread_mutex_unlock(gate.mutex); throw error }
+        do { writer = try gate.writer() } catch { gate.lock.unlock(); throw error }
         writer.walFrames = nil
         active = writer
         var due = false
@@ -189,7 +189,7 @@ public final class SQLiteConnection {
         defer {
             active = own
             if let frames = writer.walFrames { due = gate.committed(frames: frames) }
-            pthread_mutex_unlock(gate.mutex)
+            gate.lock.unlock()
         }
         return try body()
     }

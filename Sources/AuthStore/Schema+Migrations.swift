@@ -35,8 +35,27 @@ public enum Schema {
     static let migrations: [Migration] = [
         // Version 14 recorded `applied_at` in seconds on SQLite and in milliseconds on PostgreSQL:
         // both in milliseconds, as every other time.
+        // Audit events under one naming style (`AuditEventName`): the rows already written renamed.
         Migration(version: 15, steps: [
             .sql("UPDATE schema_migrations SET applied_at = applied_at * 1000 WHERE applied_at > 0 AND applied_at < 100000000000"),
+            .sql("""
+                UPDATE audit_log SET event = CASE event
+                WHEN 'signin.email_link.new' THEN 'email_link.sign_up'
+                WHEN 'signin.email_link.first_factor' THEN 'email_link.first_factor'
+                WHEN 'signin.email_link' THEN 'email_link.sign_in'
+                WHEN 'sign_up_anonymous' THEN 'anonymous.sign_up'
+                WHEN 'sign_out' THEN 'session.sign_out'
+                WHEN 'profile_update' THEN 'account.update'
+                WHEN 'revoke' THEN 'tokens.revoke'
+                WHEN 'refresh_token_reuse' THEN 'refresh_token.reuse'
+                WHEN 'admin_create' THEN 'admin.create'
+                WHEN 'admin_update' THEN 'admin.update'
+                WHEN 'delete' THEN 'admin.delete'
+                WHEN 'batch_delete' THEN 'admin.batch_delete'
+                WHEN 'admin_import' THEN 'admin.import'
+                ELSE event END
+                WHERE event IN ('signin.email_link.new', 'signin.email_link.first_factor', 'signin.email_link', 'sign_up_anonymous', 'sign_out', 'profile_update', 'revoke', 'refresh_token_reuse', 'admin_create', 'admin_update', 'delete', 'batch_delete', 'admin_import')
+                """),
         ]),
     ]
 

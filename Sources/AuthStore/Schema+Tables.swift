@@ -53,7 +53,7 @@ enum PhoneVerificationColumn: Int32, RecordColumns {
         case .nonce: (.blobDefaultEmpty, { $0.nonce })
         case .superseded_at: (.optionalInteger, { $0.supersededAt })
         case .client_hash: (.blobDefaultEmpty, { $0.clientHash })
-        case .purpose: (.text(default: ""), { $0.purpose })
+        case .purpose: (.text(default: ""), { $0.purpose.stored })
         }
     }
     static let table = Table("phone_verifications", Self.self, primaryKey: [.session_hash], indexes: [

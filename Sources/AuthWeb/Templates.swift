@@ -1,4 +1,5 @@
 import AuthEngine
+import Locking
 
 /// Mustache templates for pages, SMS and email (`Resources/templates/**/*.mustache`) plus locales,
 /// rendered by the project's own Mustache engine (`Templates/Mustache*.swift`).

@@ -1,6 +1,7 @@
 import AuthCrypto
 import AuthEngine
 import HTTP
+import Locking
 
 /// Deployment-wide settings the web layer needs (built from the configuration file).
 public struct WebSettings: Sendable {

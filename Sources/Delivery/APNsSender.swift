@@ -1,6 +1,7 @@
 import AuthCrypto
 import AuthEngine
 import JSONValue
+import Locking
 
 /// Sends the silent pushes of `verifyIosClient` (outbox channel `push`) to Apple's APNs provider
 /// API: HTTP/2, `POST /3/device/<token>`, token-based authentication.

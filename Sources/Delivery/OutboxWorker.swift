@@ -1,6 +1,7 @@
 import AuthEngine
 #if canImport(Glibc)
 import Glibc
+import Locking
 #endif
 
 /// Delivers one outbox message (an SMS provider or an email transport). Throws to retry.
@@ -52,7 +53,7 @@ public final class OutboxWorker: @unchecked Sendable {
     /// the others (pushes have their own, so a slow SMS provider never delays them).
     let channels: [OutboxMessage.Channel]
     let clock: Clock
-    private let condition = WakeCondition()
+    private let condition = Condition()
     private var stopping = false
     private var stopRequestedAt: Millis = 0
     private var finished = false
@@ -79,10 +80,10 @@ public final class OutboxWorker: @unchecked Sendable {
     public func start(pollMillis: UInt32 = 500) {
         let box = Unmanaged.passRetained(RunBox { [self] in
             run(pollMillis: pollMillis)
-            condition.lock()
+            condition.lock.lock()
             finished = true
             condition.broadcast()
-            condition.unlock()
+            condition.lock.unlock()
         })
         var tid = pthread_t()
         let rc = pthread_create(&tid, nil, { raw in
@@ -100,26 +101,26 @@ public final class OutboxWorker: @unchecked Sendable {
 
     /// Asks the loop to look now (called after a flow commits a message).
     public func wake() {
-        condition.lock()
+        condition.lock.lock()
         woken = true
         condition.broadcast()
-        condition.unlock()
+        condition.lock.unlock()
     }
 
     /// Asks the loop to stop after the message in hand; returns at once.
     public func requestStop() {
-        condition.lock()
+        condition.lock.lock()
         if !stopping {
             stopping = true
             stopRequestedAt = SystemClock().now()
         }
         condition.broadcast()
-        condition.unlock()
+        condition.lock.unlock()
     }
 
     var isStopping: Bool {
-        condition.lock()
-        defer { condition.unlock() }
+        condition.lock.lock()
+        defer { condition.lock.unlock() }
         return stopping
     }
 
@@ -131,7 +132,7 @@ public final class OutboxWorker: @unchecked Sendable {
     public func stop() -> Bool {
         requestStop()
         guard let thread else { return true }
-        condition.lock()
+        condition.lock.lock()
         let deadline = stopRequestedAt + OutboxWorker.stopGrace
         while !finished {
             let left = deadline - SystemClock().now()
@@ -139,7 +140,7 @@ public final class OutboxWorker: @unchecked Sendable {
             condition.wait(millis: Int(min(left, 1_000)))
         }
         let ended = finished
-        condition.unlock()
+        condition.lock.unlock()
         self.thread = nil
         if ended {
             pthread_join(thread, nil)
@@ -153,11 +154,11 @@ public final class OutboxWorker: @unchecked Sendable {
     func run(pollMillis: UInt32) {
         var store: OutboxStore?
         while true {
-            condition.lock()
+            condition.lock.lock()
             if !stopping && !woken { condition.wait(millis: Int(pollMillis)) }
             woken = false
             let stop = stopping
-            condition.unlock()
+            condition.lock.unlock()
             if stop { return }
             do {
                 let current = try store ?? makeStore()
@@ -269,34 +270,3 @@ private final class RunBox {
     init(_ body: @escaping () -> Void) { self.body = body }
 }
 
-/// A mutex with one condition variable (pthread), for the worker's sleep between polls.
-final class WakeCondition {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-
-    init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(cond, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(cond)
-        pthread_mutex_destroy(mutex)
-        cond.deallocate()
-        mutex.deallocate()
-    }
-
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
-    func broadcast() { pthread_cond_broadcast(cond) }
-
-    /// Waits (lock held) until signalled or `millis` have passed; spurious wake-ups are allowed,
-    /// as with any condition variable.
-    func wait(millis: Int) {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let nanos = Int(now.tv_nsec) + (millis % 1000) * 1_000_000
-        var until = timespec(tv_sec: now.tv_sec + millis / 1000 + nanos / 1_000_000_000, tv_nsec: nanos % 1_000_000_000)
-        _ = pthread_cond_timedwait(cond, mutex, &until)
-    }
-}

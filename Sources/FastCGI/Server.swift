@@ -4,6 +4,7 @@ import Synchronization
 import TextCoding
 #if canImport(Glibc)
 import Glibc
+import Locking
 #endif
 
 /// Where the responder listens.
@@ -56,7 +57,7 @@ public final class FastCGIServer: @unchecked Sendable {
     private var listenFD: Int32 = -1
     /// Held while a worker waits for a new connection (as the baseline responder and libfcgi's
     /// own threaded example do); a worker on a kept connection reads its next request without it.
-    private let acceptLock: UnsafeMutablePointer<pthread_mutex_t> = .allocate(capacity: 1)
+    private let acceptLock = Lock()
     /// Set once by `stop()`; read by every worker on every request (an atomic, not a mutex all
     /// workers would take).
     private let stopping = Atomic<Bool>(false)
@@ -65,12 +66,6 @@ public final class FastCGIServer: @unchecked Sendable {
     public init(options: Options, log: @escaping (String) -> Void) {
         self.options = options
         self.log = log
-        pthread_mutex_init(acceptLock, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(acceptLock)
-        acceptLock.deallocate()
     }
 
     /// Opens the socket. Throws a message naming the failed step.
@@ -154,9 +149,9 @@ public final class FastCGIServer: @unchecked Sendable {
         head.reserveCapacity(1024)
         while !isStopping {
             let fresh = req.ipcFd < 0
-            if fresh { pthread_mutex_lock(acceptLock) }
+            if fresh { acceptLock.lock() }
             let rc = isStopping ? -1 : FCGX_Accept_r(&req)
-            if fresh { pthread_mutex_unlock(acceptLock) }
+            if fresh { acceptLock.unlock() }
             if rc < 0 { break }
             serve(&req, handler, head: &head, slot: slot)
             if isStopping { req.keepConnection = 0 }

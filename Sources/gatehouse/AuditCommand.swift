@@ -48,10 +48,10 @@ enum AuditCommand {
             for r in rows {
                 let e = r.event
                 if json {
-                    print(JSON.obj(("time", RFC3339.format(r.at)), ("project", e.projectID), ("event", e.event), ("actor", e.actor ?? "user"),
+                    print(JSON.obj(("time", RFC3339.format(r.at)), ("project", e.projectID), ("event", e.event.rawValue), ("actor", e.actor ?? "user"),
                                    ("subject", e.localID), ("client", e.remoteAddress), ("outcome", e.outcome), ("detail", e.detail)).serialized())
                 } else {
-                    print([RFC3339.format(r.at, fraction: false), e.projectID, e.event, e.actor ?? "user", e.localID ?? "-",
+                    print([RFC3339.format(r.at, fraction: false), e.projectID, e.event.rawValue, e.actor ?? "user", e.localID ?? "-",
                            e.remoteAddress ?? "-", e.outcome, e.detail ?? ""].joined(separator: "  ").trimmingSpaces)
                 }
             }

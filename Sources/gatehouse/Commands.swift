@@ -16,7 +16,7 @@ enum Keys {
             let store = try runtime.openStore()
             let rec = try runtime.services.keyRing.rotate(store: store, random: runtime.services.random)
             // Keys serve every project: the row names none.
-            try store.audit(AuditEvent(projectID: "*", event: "key.rotate", detail: "kid=\(rec.kid)", actor: "cli"), at: SystemClock().now())
+            try store.audit(AuditEvent(projectID: "*", event: .keyRotate, detail: "kid=\(rec.kid)", actor: "cli"), at: SystemClock().now())
             print("new signing key \(rec.kid)")
         }
     }

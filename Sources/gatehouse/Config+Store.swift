@@ -60,7 +60,7 @@ extension Config {
 }
 
 /// What every command opens: a store with every port, on either backend.
-typealias AppStore = GatehouseStore & HousekeepingStore & SigningKeyCleanup
+typealias AppStore = GatehouseStore & HousekeepingStore
 
 extension Runtime {
     /// A new connection to the configured store (one per thread), migrated on open for

@@ -30,7 +30,7 @@ struct Runtime {
         if case .sqlite = config.store { try Runtime.makeDirectories(config.dataDir) }
         services = AuthServices()
         let keyStore = try store ?? Runtime.open(config.store, migrate: true)
-        try services.keyRing.ensureKey(store: deleteExpiredKeys ? keyStore : SigningKeysOnly(store: keyStore), random: services.random)
+        try services.keyRing.ensureKey(store: keyStore, random: services.random, deleteExpired: deleteExpiredKeys)
     }
 
     /// The web app over these services. `validateTemplates`: parse every template now so a broken
@@ -138,16 +138,4 @@ struct OutboxWorkers: Sendable {
 struct ConfigError: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }
-}
-
-/// A store seen only as a `SigningKeyStore`, so `KeyRing.ensureKey` does not delete expired keys
-/// (they are no longer published either way; a rotation deletes them).
-private struct SigningKeysOnly: SigningKeyStore {
-    let store: AppStore
-    func transaction<T>(_ body: () throws -> T) throws -> T { try store.transaction(body) }
-    func publishedSigningKeys(at now: Millis) throws -> [SigningKeyRecord] { try store.publishedSigningKeys(at: now) }
-    func insertSigningKey(_ key: SigningKeyRecord) throws { try store.insertSigningKey(key) }
-    func retireSigningKeys(except kid: String, at: Millis, expiresAt: Millis) throws {
-        try store.retireSigningKeys(except: kid, at: at, expiresAt: expiresAt)
-    }
 }

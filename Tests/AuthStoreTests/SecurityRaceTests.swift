@@ -3,6 +3,7 @@ import AuthEngine
 import AuthStore
 import Foundation
 import Testing
+import Locking
 
 /// Every security action an operator takes (disable, revoke, a claim's removal, the removal of a
 /// second factor, an email change) raced against the user's refreshes and sign-ins, with one

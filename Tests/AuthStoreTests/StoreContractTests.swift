@@ -2,6 +2,7 @@ import AuthEngine
 import AuthStore
 import Foundation
 import Testing
+import Locking
 
 /// The store ports' contract, run against every backend: SQLite (a temporary file) always, and
 /// PostgreSQL when `GATEHOUSE_TEST_POSTGRES_URL` names a database (`make test` starts a throw-away
@@ -16,7 +17,7 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     static let available: [Backend] = postgresURL == nil ? [.sqlite] : [.sqlite, .postgresql]
 }
 
-typealias ContractStore = GatehouseStore & HousekeepingStore & SigningKeyCleanup
+typealias ContractStore = GatehouseStore & HousekeepingStore
 
 /// One database for one test: a SQLite file, or a PostgreSQL schema; `open` gives a new
 /// connection to it (one per thread), `remove` drops it.
@@ -169,12 +170,12 @@ struct StoreContractTests {
         try with(backend) { _, s in
             let v = PhoneVerificationRecord(sessionHash: Self.hash(1), projectID: "p", phoneNumber: "+33612345678", appID: "web",
                                             codeHash: [1, 2, 3], nonce: [0, 0, 255], createdAt: 100, expiresAt: 400, isTest: true,
-                                            clientHash: [7], purpose: "signIn")
+                                            clientHash: [7], purpose: .enrolment(localID: "u"))
             try s.insertPhoneVerification(v)
             #expect(try s.phoneVerification(sessionHash: Self.hash(1)) == v)
-            #expect(try s.pendingPhoneVerification(project: "p", phoneNumber: "+33612345678", purpose: "signIn",
+            #expect(try s.pendingPhoneVerification(project: "p", phoneNumber: "+33612345678", purpose: .enrolment(localID: "u"),
                                                    clientHash: [7], now: 200, maxAttempts: 5) == v)
-            #expect(try s.pendingPhoneVerification(project: "p", phoneNumber: "+33612345678", purpose: "signIn",
+            #expect(try s.pendingPhoneVerification(project: "p", phoneNumber: "+33612345678", purpose: .enrolment(localID: "u"),
                                                    clientHash: [8], now: 200, maxAttempts: 5) == nil)
             #expect(try s.recordWrongPhoneCode(sessionHash: Self.hash(1), maxAttempts: 2) == 1)
             #expect(try s.recordWrongPhoneCode(sessionHash: Self.hash(1), maxAttempts: 2) == 2)
@@ -245,14 +246,14 @@ struct StoreContractTests {
             // The backlog: the sent SMS is gone from it, the push awaiting its retry is in it.
             _ = try s.enqueue(OutboxMessage(projectID: "p", channel: .push, recipient: "CD", body: "{}", nextAttemptAt: 9, createdAt: 7))
             #expect(try s.outboxBacklog() == [OutboxBacklog(channel: .push, count: 2, oldestCreatedAt: 0)])
-            try s.audit(AuditEvent(projectID: "p", event: "signIn", localID: "u"), at: 1)
-            try s.audit(AuditEvent(projectID: "p", event: "revoke", localID: "u", remoteAddress: "192.0.2.1", detail: "d", actor: "admin"), at: 5)
-            try s.audit(AuditEvent(projectID: "q", event: "refresh_token_reuse", localID: "v", outcome: "refused"), at: 9)
+            try s.audit(AuditEvent(projectID: "p", event: .phoneSignIn, localID: "u"), at: 1)
+            try s.audit(AuditEvent(projectID: "p", event: .revoke, localID: "u", remoteAddress: "192.0.2.1", detail: "d", actor: "admin"), at: 5)
+            try s.audit(AuditEvent(projectID: "q", event: .refreshTokenReuse, localID: "v", outcome: "refused"), at: 9)
             let all = try s.auditEvents(project: nil, localID: nil, since: nil, limit: 10)
-            #expect(all.map(\.event.event) == ["refresh_token_reuse", "revoke", "signIn"])
+            #expect(all.map(\.event.event) == [.refreshTokenReuse, .revoke, .phoneSignIn])
             #expect(all[0].event.outcome == "refused" && all[1].event.actor == "admin" && all[1].event.remoteAddress == "192.0.2.1")
             #expect(all[2].event.actor == nil && all[2].event.outcome == "ok" && all[2].at == 1)
-            #expect(try s.auditEvents(project: "p", localID: "u", since: 2, limit: 10).map(\.event.event) == ["revoke"])
+            #expect(try s.auditEvents(project: "p", localID: "u", since: 2, limit: 10).map(\.event.event) == [.revoke])
             #expect(try s.auditEvents(project: nil, localID: nil, since: nil, limit: 1).count == 1)
         }
     }
@@ -333,7 +334,7 @@ struct StoreContractTests {
         try with(backend) { _, s in
             for i in 0..<5 {
                 try s.insertAppToken(AppTokenRecord(tokenHash: Self.hash(i), projectID: "p", apiKey: "", appID: "web", expiresAt: 10), at: 0)
-                try s.audit(AuditEvent(projectID: "p", event: "e"), at: Millis(i))
+                try s.audit(AuditEvent(projectID: "p", event: .keyRotate), at: Millis(i))
             }
             #expect(try s.purge(.appTokens, cutoff: 10, limit: 3) == 3)
             #expect(try s.purge(.appTokens, cutoff: 10, limit: 3) == 2)

@@ -48,7 +48,7 @@ enum StoreFixture {
                                        createdAt: 1_700_000_001_000, lastSeenAt: 1_700_000_001_500, expiresAt: far, idleTimeoutSeconds: 3600)
     static let phoneCode = PhoneVerificationRecord(sessionHash: hash(3), projectID: "fixture", phoneNumber: "+16505550100", appID: "web",
                                                    codeHash: [9, 8, 7], nonce: [0, 1, 255], createdAt: 1_700_000_000_000, expiresAt: far,
-                                                   attempts: 1, isTest: true, clientHash: [4, 4], purpose: "mfa-enrol:factor-phone")
+                                                   attempts: 1, isTest: true, clientHash: [4, 4], purpose: .enrolment(localID: "factor-phone"))
     static let phoneProof = PhoneProofRecord(proofHash: hash(4), projectID: "fixture", phoneNumber: "+16505550100",
                                              createdAt: 1_700_000_000_000, expiresAt: far)
     static let emailLink = EmailLinkRecord(codeHash: hash(5), projectID: "fixture", requestType: .emailSignIn, email: "ada@example.com",
@@ -62,7 +62,7 @@ enum StoreFixture {
                                       body: "line\r\n\tbody", htmlBody: "<p>body</p>", metadata: "{\"k\":1}",
                                       nextAttemptAt: far, createdAt: 1_700_000_000_000)
     static let appToken = AppTokenRecord(tokenHash: hash(6), projectID: "fixture", apiKey: "key-fixture", appID: "ios", expiresAt: far)
-    static let auditEvent = AuditEvent(projectID: "fixture", event: "signin.email_link", localID: "user-email",
+    static let auditEvent = AuditEvent(projectID: "fixture", event: .emailLinkSignIn, localID: "user-email",
                                        remoteAddress: "192.0.2.7", detail: "d", actor: "admin", outcome: "ok")
     static let hold = SMSHold(projectID: "fixture", kind: .prefix, key: "+3712012", heldAt: 1_700_000_000_000, expiresAt: far,
                               recentCount: 40, baselineCount: 2)

@@ -1,6 +1,7 @@
 @testable import FastCGI
 import HTTP
 import Testing
+import Locking
 
 /// Record streams driven through the real responder loop over a socket pair, as nginx writes
 /// them and as a broken or hostile writer of the socket might: each ends in a clean answer or a

@@ -1,6 +1,7 @@
 import AuthEngine
 #if canImport(Glibc)
 import Glibc
+import Locking
 #endif
 
 /// A clock tests move by hand (2026-01-01 00:00 UTC unless told otherwise).

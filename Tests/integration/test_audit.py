@@ -47,11 +47,11 @@ def test_every_kind_of_event_is_audited_with_actor_subject_client_and_outcome(ma
         by_event.setdefault(r["event"], []).append(r)
     signin = by_event["phone.sign_up"][-1]
     assert signin["subject"] == uid and signin["actor"] == "user" and signin["client"] == "127.0.0.1" and signin["outcome"] == "ok"
-    assert by_event["sign_out"][0]["subject"] == uid
-    assert {r["actor"] for r in by_event["admin_update"]} == {"admin"}
-    assert any(r["subject"] == uid for r in by_event["revoke"])
-    assert any(r["actor"] == "cli" and r["subject"] == second["localId"] for r in by_event["revoke"])
-    assert by_event["delete"][0]["subject"] == second["localId"] and by_event["delete"][0]["actor"] == "admin"
+    assert by_event["session.sign_out"][0]["subject"] == uid
+    assert {r["actor"] for r in by_event["admin.update"]} == {"admin"}
+    assert any(r["subject"] == uid for r in by_event["tokens.revoke"])
+    assert any(r["actor"] == "cli" and r["subject"] == second["localId"] for r in by_event["tokens.revoke"])
+    assert by_event["admin.delete"][0]["subject"] == second["localId"] and by_event["admin.delete"][0]["actor"] == "admin"
     key = by_event["key.rotate"][0]
     assert key["actor"] == "cli" and key["project"] == "*" and key["detail"].startswith("kid=")
     # Newest first, filters by user and time.

@@ -1,3 +1,4 @@
+import Locking
 /// Fields of an admin `accounts` create or `accounts:update` (firebase-wire.md §2.7, §2.9).
 /// nil = not sent.
 public struct AccountChanges: Sendable {
@@ -82,7 +83,7 @@ public struct AccountAdmin {
             a.disabled = c.disabled ?? false
             AccountRules.normaliseProviders(&a)
             try store.insertAccount(a)
-            try store.audit(AuditEvent(projectID: project, event: "admin_create", localID: id, actor: actor), at: now)
+            try store.audit(AuditEvent(projectID: project, event: .adminCreate, localID: id, actor: actor), at: now)
             return a
         }
     }
@@ -126,14 +127,14 @@ public struct AccountAdmin {
                 }
                 if before.contains(where: { b in !a.mfaEnrollments.contains { same($0, b) } }) {
                     let ended = try Revocation.revokeAll(&a, store: store, now: now)
-                    try store.audit(AuditEvent(projectID: project, event: "revoke", localID: id,
+                    try store.audit(AuditEvent(projectID: project, event: .revoke, localID: id,
                                                detail: "second factor removed: refreshTokens=\(ended.tokens) sessions=\(ended.sessions)",
                                                actor: actor), at: now)
                 }
             }
             if let v = c.validSince { try revokeLocked(&a, validSince: v, now: now) }
             try store.updateAccount(a)
-            try store.audit(AuditEvent(projectID: project, event: "admin_update", localID: id, actor: actor), at: now)
+            try store.audit(AuditEvent(projectID: project, event: .adminUpdate, localID: id, actor: actor), at: now)
             return a
         }
         cache?.evict(project: project, localID: id)
@@ -202,7 +203,7 @@ public struct AccountAdmin {
             tokens = try store.revokeRefreshTokens(project: a.projectID, localID: a.localID, createdBefore: validSince * 1000, at: now)
             sessions = try store.revokeSessions(project: a.projectID, localID: a.localID, createdBefore: validSince * 1000, at: now)
         }
-        try store.audit(AuditEvent(projectID: a.projectID, event: "revoke", localID: a.localID,
+        try store.audit(AuditEvent(projectID: a.projectID, event: .revoke, localID: a.localID,
                                    detail: "validSince=\(validSince) refreshTokens=\(tokens) sessions=\(sessions)", actor: actor), at: now)
     }
 
@@ -212,7 +213,7 @@ public struct AccountAdmin {
         try store.transaction {
             guard try store.deleteAccount(project: project, localID: localID) else { throw AuthError(.userNotFound) }
             try store.deleteTokensAndSessions(project: project, localID: localID)
-            try store.audit(AuditEvent(projectID: project, event: "delete", localID: localID, actor: actor), at: now)
+            try store.audit(AuditEvent(projectID: project, event: .adminDelete, localID: localID, actor: actor), at: now)
         }
         cache?.evict(project: project, localID: localID)
     }
@@ -242,7 +243,7 @@ public struct AccountAdmin {
                 try store.deleteTokensAndSessions(project: project, localID: id)
                 deleted.append(id)
             }
-            try store.audit(AuditEvent(projectID: project, event: "batch_delete", detail: "deleted=\(deleted.count)", actor: actor), at: now)
+            try store.audit(AuditEvent(projectID: project, event: .adminBatchDelete, detail: "deleted=\(deleted.count)", actor: actor), at: now)
             return errors
         }
         for id in deleted { cache?.evict(project: project, localID: id) }

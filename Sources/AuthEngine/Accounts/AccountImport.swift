@@ -64,7 +64,7 @@ extension AccountAdmin {
                     failures.append(ImportFailure(index: index, message: AccountAdmin.importMessage(e)))
                 }
             }
-            try store.audit(AuditEvent(projectID: project, event: "admin_import", detail: "imported=\(imported) failed=\(failures.count)",
+            try store.audit(AuditEvent(projectID: project, event: .adminImport, detail: "imported=\(imported) failed=\(failures.count)",
                                        actor: actor), at: now)
             return failures
         }

@@ -37,7 +37,7 @@ public struct AccountProfile {
             if let u = c.photoURL { a.photoURL = try AccountRules.text(u, "photoUrl") }
             try AccountRules.apply(deleteAttributes: c.deleteAttributes, deleteProviders: c.deleteProviders, to: &a)
             try store.updateAccount(a)
-            try store.audit(AuditEvent(projectID: project, event: "profile_update", localID: a.localID), at: now)
+            try store.audit(AuditEvent(projectID: project, event: .profileUpdate, localID: a.localID), at: now)
             return a
         }
         cache?.evict(project: project, localID: updated.localID)
@@ -68,7 +68,7 @@ public struct AccountProfile {
             try store.insertAccount(a)
             let issued = try SignInTokens(tokens: tokens, store: store, random: random).issue(for: a, provider: "anonymous",
                                                                                                authTime: now / 1000)
-            try store.audit(AuditEvent(projectID: project, event: "sign_up_anonymous", localID: a.localID, remoteAddress: remoteAddress), at: now)
+            try store.audit(AuditEvent(projectID: project, event: .anonymousSignUp, localID: a.localID, remoteAddress: remoteAddress), at: now)
             return (a, issued)
         }
     }

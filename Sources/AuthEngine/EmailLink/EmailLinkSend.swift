@@ -146,7 +146,7 @@ extension EmailLinks {
                     htmlBody: message.html, metadata: metadata(code: code, link: link, type: type, email: email),
                     nextAttemptAt: now, createdAt: now))
             }
-            try store.audit(AuditEvent(projectID: project.id, event: emailed ? "email_link.sent" : "email_link.generated",
+            try store.audit(AuditEvent(projectID: project.id, event: emailed ? .emailLinkSent : .emailLinkGenerated,
                                        localID: localID, remoteAddress: req.remoteAddress, detail: type.rawValue), at: now)
         }
         return OobSendResult(email: email, oobCode: code, oobLink: link, record: record, emailed: emailed)

@@ -65,7 +65,7 @@ extension EmailLinks {
             // proven, and a pending credential stands for the first factor until the second.
             if linking == nil, !isNew, PhoneMFA.requiresSecondFactor(account, project: project) {
                 try store.updateAccount(account)
-                try store.audit(AuditEvent(projectID: project.id, event: "signin.email_link.first_factor", localID: account.localID,
+                try store.audit(AuditEvent(projectID: project.id, event: .emailLinkFirstFactor, localID: account.localID,
                                            remoteAddress: remoteAddress), at: now)
                 let challenge = try PhoneMFA.challenge(account, firstFactor: "password", store: store, clock: clock, random: random)
                 return EmailLinkSignInResult(account: account, isNewUser: false, tokens: nil, challenge: challenge)
@@ -74,7 +74,7 @@ extension EmailLinks {
             if issueTokens { account.lastRefreshAt = now }
             if isNew { try store.insertAccount(account) } else { try store.updateAccount(account) }
             let issued = issueTokens ? try SignInTokens(tokens: tokens, store: store, random: random).issue(for: account, provider: "password") : nil
-            try store.audit(AuditEvent(projectID: project.id, event: isNew ? "signin.email_link.new" : "signin.email_link",
+            try store.audit(AuditEvent(projectID: project.id, event: isNew ? .emailLinkSignUp : .emailLinkSignIn,
                                        localID: account.localID, remoteAddress: remoteAddress), at: now)
             return EmailLinkSignInResult(account: account, isNewUser: isNew, tokens: issued)
         }

@@ -90,7 +90,7 @@ public struct EmailLinks {
             if account.disabled { throw AuthError(.userDisabled) }
             account.emailVerified = true
             try store.updateAccount(account)
-            try store.audit(AuditEvent(projectID: project.id, event: "email.verified", localID: account.localID,
+            try store.audit(AuditEvent(projectID: project.id, event: .emailVerified, localID: account.localID,
                                        remoteAddress: remoteAddress), at: now)
             return account
         }

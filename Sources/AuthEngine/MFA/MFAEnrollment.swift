@@ -82,9 +82,42 @@ public struct SecondFactor: Sendable, Equatable {
 /// What a phone code is for (`PhoneVerificationRecord.purpose`): each flow accepts only codes
 /// sent for it, so a second factor's code signs nobody in as a first factor, and one sent to
 /// enrol a phone for one user, or for one pending sign-in, serves no other.
-public enum PhoneCodePurpose {
-    public static let signIn = ""
-    public static func enrolment(localID: String) -> String { "mfa-enrol:" + localID }
-    public static let secondFactorPrefix = "mfa-sign-in:"
-    public static func secondFactor(pending credentialHash: [UInt8]) -> String { secondFactorPrefix + Hex.encode(credentialHash) }
+public enum PhoneCodePurpose: Hashable, Sendable {
+    /// A first-factor sign-in.
+    case signIn
+    /// Enrolling a phone as `localID`'s second factor.
+    case enrolment(localID: String)
+    /// The second factor of one pending sign-in (the hex of its credential's hash).
+    case secondFactor(pending: String)
+
+    public static func secondFactor(pending credentialHash: [UInt8]) -> PhoneCodePurpose { .secondFactor(pending: Hex.encode(credentialHash)) }
+
+    private static let enrolmentPrefix = "mfa-enrol:", secondFactorPrefix = "mfa-sign-in:"
+
+    /// As stored with the code: "" for a sign-in, `mfa-enrol:<localID>`, `mfa-sign-in:<hex>`.
+    public var stored: String {
+        switch self {
+        case .signIn: ""
+        case let .enrolment(localID): PhoneCodePurpose.enrolmentPrefix + localID
+        case let .secondFactor(pending): PhoneCodePurpose.secondFactorPrefix + pending
+        }
+    }
+
+    /// The purpose `stored` wrote; nil for any other text.
+    public init?(stored: String) {
+        if stored.isEmpty {
+            self = .signIn
+        } else if stored.hasPrefix(PhoneCodePurpose.enrolmentPrefix) {
+            self = .enrolment(localID: String(stored.dropFirst(PhoneCodePurpose.enrolmentPrefix.count)))
+        } else if stored.hasPrefix(PhoneCodePurpose.secondFactorPrefix) {
+            self = .secondFactor(pending: String(stored.dropFirst(PhoneCodePurpose.secondFactorPrefix.count)))
+        } else {
+            return nil
+        }
+    }
+
+    public var isSecondFactor: Bool {
+        if case .secondFactor = self { return true }
+        return false
+    }
 }

@@ -105,7 +105,7 @@ extension PhoneMFA {
             account.lastLoginAt = now
             if issueTokens { account.lastRefreshAt = now }
             try store.updateAccount(account)
-            try store.audit(AuditEvent(projectID: project.id, event: "mfa.sign_in", localID: account.localID, remoteAddress: remoteAddress,
+            try store.audit(AuditEvent(projectID: project.id, event: .mfaSignIn, localID: account.localID, remoteAddress: remoteAddress,
                                        detail: enrollment.enrollmentID), at: now)
             let pending = issueTokens
                 ? try SignInTokens(tokens: tokens, store: store, random: random).record(

@@ -133,13 +133,13 @@ public struct PhoneMFA {
              issueTokens: Bool) throws -> SignInTokens.Pending? {
         if fresh.mfaEnrollments.isEmpty {
             let ended = try Revocation.revokeAll(&fresh, store: store, now: now)
-            try store.audit(AuditEvent(projectID: project.id, event: "revoke", localID: fresh.localID, remoteAddress: remoteAddress,
+            try store.audit(AuditEvent(projectID: project.id, event: .revoke, localID: fresh.localID, remoteAddress: remoteAddress,
                                        detail: "first second factor: refreshTokens=\(ended.tokens) sessions=\(ended.sessions)"), at: now)
         }
         fresh.mfaEnrollments.append(enrollment)
         if issueTokens { fresh.lastRefreshAt = now }
         try store.updateAccount(fresh)
-        try store.audit(AuditEvent(projectID: project.id, event: "mfa.enrol", localID: fresh.localID, remoteAddress: remoteAddress,
+        try store.audit(AuditEvent(projectID: project.id, event: .mfaEnrol, localID: fresh.localID, remoteAddress: remoteAddress,
                                    detail: enrollment.enrollmentID), at: now)
         guard issueTokens else { return nil }
         return try SignInTokens(tokens: tokens, store: store, random: random).record(
@@ -174,7 +174,7 @@ public struct PhoneMFA {
             try Revocation.revokeAll(&fresh, store: store, now: now)
             if issueTokens { fresh.lastRefreshAt = now }
             try store.updateAccount(fresh)
-            try store.audit(AuditEvent(projectID: project.id, event: "mfa.withdraw", localID: fresh.localID, remoteAddress: remoteAddress,
+            try store.audit(AuditEvent(projectID: project.id, event: .mfaWithdraw, localID: fresh.localID, remoteAddress: remoteAddress,
                                        detail: enrollmentID), at: now)
             // The caller keeps the second factor it passed unless that is the one removed.
             let kept = proof.secondFactor.flatMap { $0.identifier == enrollmentID ? nil : $0 }

@@ -169,7 +169,7 @@ public struct TOTPMFA {
             account.lastLoginAt = now
             if issueTokens { account.lastRefreshAt = now }
             try store.updateAccount(account)
-            try store.audit(AuditEvent(projectID: project.id, event: "mfa.sign_in", localID: account.localID, remoteAddress: remoteAddress,
+            try store.audit(AuditEvent(projectID: project.id, event: .mfaSignIn, localID: account.localID, remoteAddress: remoteAddress,
                                        detail: enrollmentID), at: now)
             let enrollment = account.mfaEnrollments[index]
             let pending = issueTokens

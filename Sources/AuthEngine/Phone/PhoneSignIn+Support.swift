@@ -1,4 +1,5 @@
 import AuthCrypto
+import Locking
 
 /// A number accepted for phone sign-in: validated by libphonenumber, or a configured test number.
 struct ParsedNumber: Equatable {

@@ -66,7 +66,7 @@ extension PhoneSignIn {
             try Limits(store: store, clock: clock).hit(verifyRule, client: project.client(request.remoteAddress), scope: project.id)
             return try finish(signIn(proof: request.temporaryProof ?? "", request))
         }
-        let completion = try verifyCode(sessionInfo: request.sessionInfo, code: request.code, purpose: PhoneCodePurpose.signIn,
+        let completion = try verifyCode(sessionInfo: request.sessionInfo, code: request.code, purpose: .signIn,
                                         remoteAddress: request.remoteAddress) { record in
             try complete(record.phoneNumber, request, viaProof: false)
         }
@@ -84,7 +84,7 @@ extension PhoneSignIn {
     /// purpose, the client's failure budget, the code itself, its consumption, then `complete`
     /// with the verified record. A refusal returns from the transaction (so what it counted
     /// commits) and is thrown after the commit; a code sent for another purpose is unknown here.
-    func verifyCode<T>(sessionInfo: String?, code: String?, purpose: String, remoteAddress: String,
+    func verifyCode<T>(sessionInfo: String?, code: String?, purpose: PhoneCodePurpose, remoteAddress: String,
                        complete: (PhoneVerificationRecord) throws -> T) throws -> T {
         let limits = Limits(store: store, clock: clock)
         let perAddress = verifyRule
@@ -215,7 +215,7 @@ extension PhoneSignIn {
             // column is then left alone.
             try store.recordPhoneSignIn(account, providersChanged: account.providers != providers)
         }
-        let event = isNew ? "phone.sign_up" : linking ? "phone.link" : request.operation == .reauth ? "phone.reauth" : "phone.sign_in"
+        let event: AuditEventName = isNew ? .phoneSignUp : linking ? .phoneLink : request.operation == .reauth ? .phoneReauth : .phoneSignIn
         try store.audit(AuditEvent(projectID: project.id, event: event, localID: account.localID, remoteAddress: request.remoteAddress), at: now)
         let pending = request.issueTokens
             ? try SignInTokens(tokens: tokens, store: store, random: random).record(for: account, provider: "phone", authTime: now / 1000)

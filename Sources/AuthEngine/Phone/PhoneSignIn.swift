@@ -40,10 +40,10 @@ public struct PhoneSignIn {
         /// origin-bound line `@<domain> #<code>`.
         public var composeSMS: (_ code: String) -> String
         /// What the code is for (`PhoneCodePurpose`); only a flow of that purpose accepts it.
-        public var purpose: String
+        public var purpose: PhoneCodePurpose
 
         public init(phoneNumber: String?, defaultRegion: String? = nil, appToken: String? = nil, iosCredential: IOSCredential? = nil,
-                    apiKey: String? = nil, appID: String = "", remoteAddress: String, purpose: String = PhoneCodePurpose.signIn,
+                    apiKey: String? = nil, appID: String = "", remoteAddress: String, purpose: PhoneCodePurpose = .signIn,
                     composeSMS: @escaping (_ code: String) -> String) {
             self.phoneNumber = phoneNumber; self.defaultRegion = defaultRegion; self.appToken = appToken; self.iosCredential = iosCredential
             self.apiKey = apiKey
@@ -74,7 +74,7 @@ public struct PhoneSignIn {
         try verifyApp(number, token: request.appToken, ios: request.iosCredential, apiKey: request.apiKey, appID: appID)
         // The number of a user with a second factor is no first factor: no code is sent for it
         // (firebase-wire.md §5.1 item 9; checked again at sign-in).
-        if request.purpose == PhoneCodePurpose.signIn, project.mfa.allowsPhone,
+        if request.purpose == .signIn, project.mfa.allowsPhone,
            let owner = try store.account(project: project.id, phoneNumber: number.e164),
            PhoneMFA.requiresSecondFactor(owner, project: project) {
             throw AuthError(.unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user.")
@@ -178,11 +178,11 @@ public struct PhoneSignIn {
     /// factor's sign-in count on a budget of their own, which only the holder of a pending
     /// credential (someone who passed the user's first factor) can spend, never an anonymous
     /// first-factor send to the same number.
-    func countSend(_ number: ParsedNumber, client: ClientAddress, purpose: String) throws {
+    func countSend(_ number: ParsedNumber, client: ClientAddress, purpose: PhoneCodePurpose) throws {
         let limits = Limits(store: store, clock: clock)
         if try !limits.allows(PhoneSignIn.failureRule(policy), client: client, scope: project.id) { throw AuthError(.tooManyAttempts) }
         guard !project.devMode, !number.isTest else { return }
-        let budget = PhoneSignIn.numberBudget(policy, secondFactor: purpose.hasPrefix(PhoneCodePurpose.secondFactorPrefix))
+        let budget = PhoneSignIn.numberBudget(policy, secondFactor: purpose.isSecondFactor)
         let perClient = Limits.Rule("phone-send-ip-hour", max: policy.sendsPerIPPerHour, per: 3600)
         // Check every rule before counting any, so a refused send does not eat another budget.
         guard let admission = try limits.admits(budget, key: numberKey(number.e164), client: client) else { throw AuthError(.tooManyAttempts) }
@@ -237,7 +237,7 @@ public struct PhoneSignIn {
     }
 
     /// Creates the verification and, for real numbers, the SMS (inside the caller's transaction).
-    func issue(_ draft: Draft, appID: String, purpose: String, compose: (String) -> String) throws -> SendResult {
+    func issue(_ draft: Draft, appID: String, purpose: PhoneCodePurpose, compose: (String) -> String) throws -> SendResult {
         let now = clock.now()
         let (number, code, sessionInfo) = (draft.number, draft.code, draft.sessionInfo)
         let record = PhoneVerificationRecord(

@@ -110,17 +110,54 @@ public struct OutboxBacklog: Sendable, Equatable {
 /// (`outcome`: `ok`, or `refused` for a refusal worth keeping). Never a code, token or secret.
 public struct AuditEvent: Sendable, Equatable {
     public var projectID: String
-    public var event: String
+    public var event: AuditEventName
     public var localID: String?
     public var remoteAddress: String?
     public var detail: String?
     public var actor: String?
     public var outcome: String
-    public init(projectID: String, event: String, localID: String? = nil, remoteAddress: String? = nil, detail: String? = nil,
+    public init(projectID: String, event: AuditEventName, localID: String? = nil, remoteAddress: String? = nil, detail: String? = nil,
                 actor: String? = nil, outcome: String = "ok") {
         self.projectID = projectID; self.event = event; self.localID = localID; self.remoteAddress = remoteAddress; self.detail = detail
         self.actor = actor; self.outcome = outcome
     }
+}
+
+/// Every audit event, one naming style: `<subject>.<action>`, lower case with underscores
+/// (docs/operations.md lists them). The raw value is what the store keeps.
+public enum AuditEventName: String, CaseIterable, Sendable {
+    // Sign-ins and sign-ups
+    case phoneSignUp = "phone.sign_up"
+    case phoneSignIn = "phone.sign_in"
+    case phoneLink = "phone.link"
+    case phoneReauth = "phone.reauth"
+    case emailLinkSignUp = "email_link.sign_up"
+    case emailLinkSignIn = "email_link.sign_in"
+    case emailLinkFirstFactor = "email_link.first_factor"
+    case mfaSignIn = "mfa.sign_in"
+    case customTokenSignUp = "custom_token.sign_up"
+    case customTokenSignIn = "custom_token.sign_in"
+    case anonymousSignUp = "anonymous.sign_up"
+    // Email links and verification
+    case emailLinkSent = "email_link.sent"
+    case emailLinkGenerated = "email_link.generated"
+    case emailVerified = "email.verified"
+    // Second factors
+    case mfaEnrol = "mfa.enrol"
+    case mfaWithdraw = "mfa.withdraw"
+    // Sessions and tokens
+    case signOut = "session.sign_out"
+    case revoke = "tokens.revoke"
+    case refreshTokenReuse = "refresh_token.reuse"
+    // The user's own changes
+    case profileUpdate = "account.update"
+    // The Admin API and the operator
+    case adminCreate = "admin.create"
+    case adminUpdate = "admin.update"
+    case adminDelete = "admin.delete"
+    case adminBatchDelete = "admin.batch_delete"
+    case adminImport = "admin.import"
+    case keyRotate = "key.rotate"
 }
 
 /// A stored audit event.

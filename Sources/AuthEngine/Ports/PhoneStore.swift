@@ -24,13 +24,13 @@ public struct PhoneVerificationRecord: Sendable, Equatable {
     /// SHA-256 of the requesting client's network (`PhoneSignIn.clientHash`): a pending code is
     /// handed back only to the client that asked for it.
     public var clientHash: [UInt8]
-    /// What the code is for (`PhoneCodePurpose`): "" a first-factor sign-in, else a second
-    /// factor's enrolment or sign-in, which only that flow accepts.
-    public var purpose: String
+    /// What the code is for: a first-factor sign-in, or a second factor's enrolment or sign-in,
+    /// which only that flow accepts.
+    public var purpose: PhoneCodePurpose
 
     public init(sessionHash: [UInt8], projectID: String, phoneNumber: String, appID: String, codeHash: [UInt8], nonce: [UInt8],
                 createdAt: Millis, expiresAt: Millis, attempts: Int = 0, consumedAt: Millis? = nil, supersededAt: Millis? = nil,
-                isTest: Bool = false, clientHash: [UInt8] = [], purpose: String = "") {
+                isTest: Bool = false, clientHash: [UInt8] = [], purpose: PhoneCodePurpose = .signIn) {
         self.sessionHash = sessionHash; self.projectID = projectID; self.phoneNumber = phoneNumber; self.appID = appID
         self.codeHash = codeHash; self.nonce = nonce; self.createdAt = createdAt; self.expiresAt = expiresAt
         self.attempts = attempts; self.consumedAt = consumedAt; self.supersededAt = supersededAt; self.isTest = isTest
@@ -61,7 +61,7 @@ public protocol PhoneStore: Transactional {
     /// The newest verification for project + number + purpose + client network that is still
     /// pending at `now`: unexpired, unconsumed, not superseded, fewer than `maxAttempts` wrong
     /// codes. Not keyed on the app the request names: a client could name a new one each time.
-    func pendingPhoneVerification(project: String, phoneNumber: String, purpose: String, clientHash: [UInt8],
+    func pendingPhoneVerification(project: String, phoneNumber: String, purpose: PhoneCodePurpose, clientHash: [UInt8],
                                   now: Millis, maxAttempts: Int) throws -> PhoneVerificationRecord?
     /// Counts one wrong code if the verification is unconsumed and below `maxAttempts`;
     /// returns the new count, or nil when nothing was counted.

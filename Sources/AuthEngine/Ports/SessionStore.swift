@@ -87,8 +87,3 @@ public protocol SessionStore: Transactional {
     func purgeSessions(now: Millis, retiredBefore: Millis) throws
 }
 
-/// Deletes signing keys whose publication ended (their private halves must not linger).
-public protocol SigningKeyCleanup {
-    @discardableResult
-    func deleteExpiredSigningKeys(at now: Millis) throws -> Int
-}

@@ -33,6 +33,9 @@ public protocol SigningKeyStore: Transactional {
     func insertSigningKey(_ key: SigningKeyRecord) throws
     /// Marks every current signer other than `except` retired at `at`, published until `expiresAt`.
     func retireSigningKeys(except kid: String, at: Millis, expiresAt: Millis) throws
+    /// Deletes keys whose publication ended (their private halves must not linger).
+    @discardableResult
+    func deleteExpiredSigningKeys(at now: Millis) throws -> Int
 }
 
 /// Server-side secrets (HMAC keys) generated once and shared by all instances.

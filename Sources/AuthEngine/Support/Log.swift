@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import JSONValue
+import Locking
 
 /// Minimal structured logging to stderr (journald/nginx-friendly). Never pass secrets.
 public enum Log {

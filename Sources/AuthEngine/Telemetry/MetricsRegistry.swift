@@ -1,3 +1,4 @@
+import Locking
 /// Counters, gauges and histograms by name and label values, and their Prometheus text
 /// exposition (format 0.0.4). Written here rather than taken from swift-metrics and
 /// swift-prometheus: swift-metrics' task-local factory links Swift Concurrency and with it

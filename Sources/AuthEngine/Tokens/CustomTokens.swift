@@ -118,7 +118,7 @@ public struct CustomTokenSignIn {
             account.lastLoginAt = now
             account.lastRefreshAt = now
             if isNew { try store.insertAccount(account) } else { try store.updateAccount(account) }
-            try store.audit(AuditEvent(projectID: project.id, event: isNew ? "custom_token.sign_up" : "custom_token.sign_in",
+            try store.audit(AuditEvent(projectID: project.id, event: isNew ? .customTokenSignUp : .customTokenSignIn,
                                        localID: account.localID, remoteAddress: remoteAddress), at: now)
             return (try issuer.record(for: account, provider: "custom", authTime: now / 1000, developerClaims: verified.developerClaims), isNew)
         }

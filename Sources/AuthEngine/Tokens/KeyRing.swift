@@ -1,4 +1,5 @@
 import AuthCrypto
+import Locking
 
 /// The signing keys of RFC 7515 RS256 tokens: the current signer plus every key still published.
 /// Reads the store (so every instance sees a rotation) and caches for a few seconds.
@@ -57,11 +58,12 @@ public final class KeyRing: @unchecked Sendable {
 
     public init(clock: Clock) { self.clock = clock }
 
-    /// Generates a key if none can sign yet (first start; signs at once), and deletes keys whose
-    /// publication ended. Safe under concurrent starts.
-    public func ensureKey(store: SigningKeyStore, random: RandomSource) throws {
+    /// Generates a key if none can sign yet (first start; signs at once), and with
+    /// `deleteExpired` deletes keys whose publication ended (a write transaction: CGI mode leaves
+    /// it to the next rotation or start of any other command). Safe under concurrent starts.
+    public func ensureKey(store: SigningKeyStore, random: RandomSource, deleteExpired: Bool = true) throws {
         let now = clock.now()
-        if let cleanup = store as? SigningKeyCleanup { try cleanup.deleteExpiredSigningKeys(at: now) }
+        if deleteExpired { try store.deleteExpiredSigningKeys(at: now) }
         if try store.publishedSigningKeys(at: now).contains(where: { $0.retiredAt.map { $0 > now } ?? true }) { return }
         try rotate(store: store, random: random)
     }
@@ -85,7 +87,7 @@ public final class KeyRing: @unchecked Sendable {
                 createdAt: start)
             try store.insertSigningKey(record)
             try store.retireSigningKeys(except: kid, at: start, expiresAt: start + KeyRing.retiredKeyLifetime)
-            if let cleanup = store as? SigningKeyCleanup { try cleanup.deleteExpiredSigningKeys(at: now) }
+            try store.deleteExpiredSigningKeys(at: now)
             return record
         }
         invalidate()

@@ -101,7 +101,7 @@ public struct RefreshTokens {
             return result
         case let .reused(family, localID):
             Log.warning("refresh token reuse detected: family \(family.prefix(6))… of a user in \(project) revoked")
-            try? store.audit(AuditEvent(projectID: project, event: "refresh_token_reuse", localID: localID,
+            try? store.audit(AuditEvent(projectID: project, event: .refreshTokenReuse, localID: localID,
                                         detail: "family revoked", outcome: "refused"), at: reusedAt)
             throw AuthError(.tokenExpired)
         }

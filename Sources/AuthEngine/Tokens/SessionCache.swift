@@ -1,3 +1,4 @@
+import Locking
 /// A small per-process cache of session lookups for `/__/auth/verify`, so a burst of requests
 /// costs one store read per session every `ttl`. It only errs towards refusing: a cached
 /// `lastSeenAt` is never newer than the store's (the idle check can only fire early), and every

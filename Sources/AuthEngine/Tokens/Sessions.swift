@@ -166,7 +166,7 @@ public struct Sessions {
         let now = tokens.clock.now()
         let revoked = try store.revokeSession(sidHash: key, at: now)
         cache?.evict(key)
-        if revoked { try store.audit(AuditEvent(projectID: project, event: "sign_out", localID: verified.uid), at: now) }
+        if revoked { try store.audit(AuditEvent(projectID: project, event: .signOut, localID: verified.uid), at: now) }
         return revoked
     }
 }

@@ -4,7 +4,7 @@ import AuthEngine
 extension SQLStore: AuditStore {
     public func audit(_ e: AuditEvent, at: Millis) throws {
         try db.run("INSERT INTO audit_log (at, project_id, event, local_id, remote_address, detail, actor, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   [at, e.projectID, e.event, e.localID, e.remoteAddress, e.detail, e.actor, e.outcome])
+                   [at, e.projectID, e.event.rawValue, e.localID, e.remoteAddress, e.detail, e.actor, e.outcome])
     }
 
     /// Newest first. Ids grow with time, so the scan runs in id order.

@@ -1,7 +1,7 @@
 import AuthEngine
 
 /// `signing_keys` and `secrets`.
-extension SQLStore: SigningKeyStore, SecretStore, SigningKeyCleanup {
+extension SQLStore: SigningKeyStore, SecretStore {
     public func publishedSigningKeys(at now: Millis) throws -> [SigningKeyRecord] {
         try db.rows("""
             \(SigningKeyColumn.table.select) WHERE expires_at IS NULL OR expires_at > ?

@@ -10,14 +10,14 @@ extension SQLStore: PhoneStore {
         try find(PhoneVerificationColumn.self, sessionHash)
     }
 
-    public func pendingPhoneVerification(project: String, phoneNumber: String, purpose: String, clientHash: [UInt8],
+    public func pendingPhoneVerification(project: String, phoneNumber: String, purpose: PhoneCodePurpose, clientHash: [UInt8],
                                          now: Millis, maxAttempts: Int) throws -> PhoneVerificationRecord? {
         try db.first("""
             \(PhoneVerificationColumn.table.select)
             WHERE project_id = ? AND phone_number = ? AND expires_at > ?
               AND consumed_at IS NULL AND superseded_at IS NULL AND attempts < ? AND client_hash = ? AND purpose = ?
             ORDER BY created_at DESC LIMIT 1
-            """, [project, phoneNumber, now, maxAttempts, clientHash, purpose], PhoneVerificationColumn.read)
+            """, [project, phoneNumber, now, maxAttempts, clientHash, purpose.stored], PhoneVerificationColumn.read)
     }
 
     public func recordWrongPhoneCode(sessionHash: [UInt8], maxAttempts: Int) throws -> Int? {

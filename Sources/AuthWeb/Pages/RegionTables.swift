@@ -1,4 +1,5 @@
 import AuthEngine
+import Locking
 
 /// The phone page's tables derived from a resource folder's `regions/` files and the project's
 /// settings: calling codes, main regions, the regions a project offers, rendered country lists.

@@ -1,5 +1,6 @@
 import AuthEngine
 import JSONValue
+import Locking
 
 /// Localized strings: one nested JSON file per feature in `Resources/locales/<lang>/`. A
 /// language is read the first time it is asked for (a CGI request reads English and its own

@@ -80,7 +80,7 @@ struct RefreshTokenTests {
         // The legitimate holder's current token died with the family…
         #expect(throws: AuthError(.tokenExpired)) { try w.refreshOnce(a.refreshToken) }
         // …and the event is audited.
-        let events = try w.store.db.rows("SELECT event FROM audit_log WHERE event = 'refresh_token_reuse'") { $0.text(0) }
+        let events = try w.store.db.rows("SELECT event FROM audit_log WHERE event = 'refresh_token.reuse'") { $0.text(0) }
         #expect(events.count == 1)
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 import HTTP
 import TestSupport
+import Locking
 
 /// A value the responder's thread and the test both touch.
 final class Locked<T>: @unchecked Sendable {
