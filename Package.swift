@@ -2,7 +2,9 @@
 import PackageDescription
 
 /// Gatehouse: passwordless sign-in behind nginx (FastCGI responder, SQLite store, OpenSSL crypto).
-let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+/// Every target: Swift 6 language mode (data-race safety checked by the compiler), existentials
+/// spelled `any`, and imports internal unless a public declaration needs them (`public import`).
+let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("InternalImportsByDefault")]
 /// Linux: lld with packed relative relocations (DT_RELR, glibc >= 2.36), so the table of ~77,000
 /// relative relocations read at every start shrinks from 1.8 MB to 15 KB; and the functions that
 /// start-up and the requests run (scripts/symbol-order.txt, written by `bench/profile order`)
@@ -59,17 +61,17 @@ let package = Package(
         ),
 
         // The one lock type (and its condition variable), for every target.
-        .target(name: "Locking", swiftSettings: swift5),
-        .target(name: "JSONValue", swiftSettings: swift5),
+        .target(name: "Locking", swiftSettings: swift6),
+        .target(name: "JSONValue", swiftSettings: swift6),
         // Percent-encoding (RFC 3986), the one encoder and decoder of URL text for every target.
-        .target(name: "TextCoding", swiftSettings: swift5),
-        .target(name: "HTTP", dependencies: ["JSONValue", "TextCoding"], swiftSettings: swift5),
-        .target(name: "FastCGI", dependencies: ["HTTP", "TextCoding", "CFastCGI", "Locking"], swiftSettings: swift5, linkerSettings: staticLibrary("fcgi")),
-        .target(name: "AuthCrypto", dependencies: ["COpenSSL", "Locking"], swiftSettings: swift5),
-        .target(name: "AuthEngine", dependencies: ["AuthCrypto", "JSONValue", "TextCoding", "CPhoneNumber", "Locking"], swiftSettings: swift5),
-        .target(name: "AuthStore", dependencies: ["AuthEngine", "JSONValue", "CSQLite", "CPostgreSQL", "Locking"], swiftSettings: swift5,
+        .target(name: "TextCoding", swiftSettings: swift6),
+        .target(name: "HTTP", dependencies: ["JSONValue", "TextCoding"], swiftSettings: swift6),
+        .target(name: "FastCGI", dependencies: ["HTTP", "TextCoding", "CFastCGI", "Locking"], swiftSettings: swift6, linkerSettings: staticLibrary("fcgi")),
+        .target(name: "AuthCrypto", dependencies: ["COpenSSL", "Locking"], swiftSettings: swift6),
+        .target(name: "AuthEngine", dependencies: ["AuthCrypto", "JSONValue", "TextCoding", "CPhoneNumber", "Locking"], swiftSettings: swift6),
+        .target(name: "AuthStore", dependencies: ["AuthEngine", "JSONValue", "CSQLite", "CPostgreSQL", "Locking"], swiftSettings: swift6,
                 linkerSettings: staticLibrary("sqlite3")),
-        .target(name: "Delivery", dependencies: ["AuthEngine", "AuthCrypto", "JSONValue", "TextCoding", "CCurl", "Locking"], swiftSettings: swift5),
+        .target(name: "Delivery", dependencies: ["AuthEngine", "AuthCrypto", "JSONValue", "TextCoding", "CCurl", "Locking"], swiftSettings: swift6),
         // Resources/ (templates, locales, region data) is compiled into the binary by the
         // EmbedResources plugin rather than shipped as a SwiftPM resource bundle, whose generated
         // accessor would import Foundation (and with it CoreFoundation and ICU) into the build.
@@ -77,7 +79,7 @@ let package = Package(
             name: "AuthWeb",
             dependencies: ["HTTP", "JSONValue", "TextCoding", "AuthCrypto", "AuthEngine", "CQRencode", "Locking"],
             exclude: ["Resources"],
-            swiftSettings: swift5,
+            swiftSettings: swift6,
             plugins: ["EmbedResources"]
         ),
         .executableTarget(name: "embed-resources", path: "Plugins/EmbedResourcesTool"),
@@ -87,7 +89,7 @@ let package = Package(
             dependencies: [
                 "HTTP", "JSONValue", "FastCGI", "AuthCrypto", "AuthEngine", "AuthStore", "Delivery", "AuthWeb", "Locking",
             ],
-            swiftSettings: swift5,
+            swiftSettings: swift6,
             linkerSettings: startupLinkerFlags
         ),
 
@@ -100,20 +102,20 @@ let package = Package(
             dependencies: ["CFuzzDriver", "HTTP", "FastCGI", "JSONValue", "TextCoding", "AuthCrypto", "AuthEngine", "AuthStore", "AuthWeb", "Delivery",
                            "TestSupport"],
             path: "Fuzz/Targets",
-            swiftSettings: swift5
+            swiftSettings: swift6
         ),
 
         // Test doubles shared by the test targets and the fuzz program (a fixed clock, seeded randomness).
-        .target(name: "TestSupport", dependencies: ["AuthEngine", "Locking"], path: "Tests/TestSupport", swiftSettings: swift5),
-        .testTarget(name: "JSONValueTests", dependencies: ["JSONValue"], swiftSettings: swift5),
-        .testTarget(name: "FastCGITests", dependencies: ["Locking", "FastCGI", "HTTP", "TestSupport"], swiftSettings: swift5),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSONValue", "TextCoding"], swiftSettings: swift5),
-        .testTarget(name: "AuthCryptoTests", dependencies: ["AuthCrypto"], swiftSettings: swift5),
-        .testTarget(name: "AuthEngineTests", dependencies: ["Locking", "AuthEngine", "AuthCrypto", "AuthStore", "JSONValue", "TestSupport"], swiftSettings: swift5),
-        .testTarget(name: "AuthStoreTests", dependencies: ["Locking", "AuthStore", "AuthEngine", "AuthCrypto"], exclude: ["Fixtures"], swiftSettings: swift5),
-        .testTarget(name: "DeliveryTests", dependencies: ["Locking", "Delivery", "AuthStore", "AuthEngine", "JSONValue", "TestSupport"], swiftSettings: swift5),
-        .testTarget(name: "GatehouseTests", dependencies: ["gatehouse", "AuthEngine", "JSONValue"], swiftSettings: swift5),
-        .testTarget(name: "AuthWebTests", dependencies: ["Locking", "AuthWeb", "HTTP", "JSONValue", "AuthEngine", "AuthStore", "TestSupport"], swiftSettings: swift5),
+        .target(name: "TestSupport", dependencies: ["AuthEngine", "Locking"], path: "Tests/TestSupport", swiftSettings: swift6),
+        .testTarget(name: "JSONValueTests", dependencies: ["JSONValue"], swiftSettings: swift6),
+        .testTarget(name: "FastCGITests", dependencies: ["Locking", "FastCGI", "HTTP", "TestSupport"], swiftSettings: swift6),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSONValue", "TextCoding"], swiftSettings: swift6),
+        .testTarget(name: "AuthCryptoTests", dependencies: ["AuthCrypto"], swiftSettings: swift6),
+        .testTarget(name: "AuthEngineTests", dependencies: ["Locking", "AuthEngine", "AuthCrypto", "AuthStore", "JSONValue", "TestSupport"], swiftSettings: swift6),
+        .testTarget(name: "AuthStoreTests", dependencies: ["Locking", "AuthStore", "AuthEngine", "AuthCrypto"], exclude: ["Fixtures"], swiftSettings: swift6),
+        .testTarget(name: "DeliveryTests", dependencies: ["Locking", "Delivery", "AuthStore", "AuthEngine", "JSONValue", "TestSupport"], swiftSettings: swift6),
+        .testTarget(name: "GatehouseTests", dependencies: ["gatehouse", "AuthEngine", "JSONValue"], swiftSettings: swift6),
+        .testTarget(name: "AuthWebTests", dependencies: ["Locking", "AuthWeb", "HTTP", "JSONValue", "AuthEngine", "AuthStore", "TestSupport"], swiftSettings: swift6),
     ],
     cxxLanguageStandard: .cxx17
 )

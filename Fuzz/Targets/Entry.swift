@@ -1,3 +1,4 @@
+import AuthEngine
 import CFuzzDriver
 #if canImport(Glibc)
 import Glibc
@@ -23,7 +24,7 @@ enum FuzzEntry {
         }
         guard let name = getenv("GATEHOUSE_FUZZ_TARGET").map({ String(cString: $0) }), let target = FuzzTargets.named(name) else {
             let names = FuzzTargets.all.map(\.name).joined(separator: " ")
-            fputs("usage: gatehouse-fuzz <target> [libFuzzer options | files and folders to replay]\ntargets: \(names)\n", stderr)
+            StandardError.write("usage: gatehouse-fuzz <target> [libFuzzer options | files and folders to replay]\ntargets: \(names)\n")
             exit(args.count > 1 && args[1] == "list" ? 0 : 64)
         }
         current = target
@@ -66,7 +67,7 @@ enum FuzzEntry {
             return n
         }
         guard let bytes = readFile(path) else {
-            fputs("cannot read \(path)\n", stderr)
+            StandardError.write("cannot read \(path)\n")
             exit(66)
         }
         bytes.withUnsafeBufferPointer { target.run($0) }
@@ -102,10 +103,10 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
 
 /// One parser under test: `setUp` once per process, then `run` per input. An input a parser
 /// refuses is fine; a crash, a trap or a sanitizer report is a finding.
-struct FuzzTarget {
+struct FuzzTarget: Sendable {
     let name: String
-    var setUp: () -> Void = {}
-    let run: (UnsafeBufferPointer<UInt8>) -> Void
+    var setUp: @Sendable () -> Void = {}
+    let run: @Sendable (UnsafeBufferPointer<UInt8>) -> Void
 }
 
 extension UnsafeBufferPointer where Element == UInt8 {

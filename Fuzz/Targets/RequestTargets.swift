@@ -33,7 +33,7 @@ enum RequestTargets {
                 store = try SQLiteStore(path: ":memory:")
                 try app.keyRing.ensureKey(store: store, random: app.random)
             } catch {
-                fputs("fuzz set-up failed: \(error)\n", stderr)
+                StandardError.write("fuzz set-up failed: \(error)\n")
                 exit(70)
             }
         }

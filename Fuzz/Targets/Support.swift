@@ -35,7 +35,7 @@ func fields(_ data: UnsafeBufferPointer<UInt8>, _ count: Int) -> [String] {
 /// that changes a value): stops the run as a crash would, with what differs.
 func expect(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
     if !condition() {
-        fputs("fuzz expectation failed: \(message())\n", stderr)
+        StandardError.write("fuzz expectation failed: \(message())\n")
         abort()
     }
 }

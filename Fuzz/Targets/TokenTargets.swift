@@ -36,7 +36,7 @@ enum TokenTargets {
                 p.customTokenSigners = [CustomTokenSigner(serviceAccount: World.serviceAccount, keys: [(nil, key.publicKey)])]
                 customProject = p
             } catch {
-                fputs("fuzz set-up failed: \(error)\n", stderr)
+                StandardError.write("fuzz set-up failed: \(error)\n")
                 exit(70)
             }
         }

@@ -1,16 +1,22 @@
 import COpenSSL
 #if canImport(Glibc)
 import Glibc
-import Locking
 #endif
+import Locking
 
 /// SHA-256 fetched from the default provider once per process. OpenSSL 3 looks an algorithm up
 /// again on every call that is given the legacy `EVP_sha256()`; a fetched `EVP_MD` skips that.
-/// Immutable and reference-counted by OpenSSL, so every thread may use it.
-let fetchedSHA256: OpaquePointer = {
-    guard let md = EVP_MD_fetch(nil, "SHA256", nil) else { fatalError("OpenSSL has no SHA256") }
-    return md
-}()
+var fetchedSHA256: OpaquePointer { FetchedDigest.sha256.md }
+
+// @unchecked: an `EVP_MD` is immutable once fetched and reference-counted by OpenSSL, so every
+// thread may use it.
+private struct FetchedDigest: @unchecked Sendable {
+    let md: OpaquePointer
+    static let sha256: FetchedDigest = {
+        guard let md = EVP_MD_fetch(nil, "SHA256", nil) else { fatalError("OpenSSL has no SHA256") }
+        return FetchedDigest(md: md)
+    }()
+}
 
 /// SHA-256 of `data` into `out` (32 bytes) with OpenSSL's SHA-256 functions directly: no
 /// provider is loaded for a hash (a CGI request that only verifies never loads one).

@@ -1,8 +1,8 @@
 import COpenSSL
 #if canImport(Glibc)
 import Glibc
-import Locking
 #endif
+import Locking
 
 /// Owns one OpenSSL `EVP_PKEY`; frees it in `deinit`. Safe to share across threads once built.
 final class PKeyHandle: @unchecked Sendable {

@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 import CPostgreSQL
 #if canImport(Glibc)
 import Glibc
@@ -157,7 +157,7 @@ public final class PostgreSQLConnection {
     }
 
     /// Runs one statement and hands each row to `each`.
-    public func query(_ sql: String, _ values: [SQLBindable] = [], _ each: (PGRow) throws -> Void) throws {
+    public func query(_ sql: String, _ values: [any SQLBindable] = [], _ each: (PGRow) throws -> Void) throws {
         let result = try execute(sql, values)
         defer { gh_pq_clear(result) }
         let rows = gh_pq_ntuples(result)
@@ -170,7 +170,7 @@ public final class PostgreSQLConnection {
 
     /// Runs a write; returns the number of rows it changed.
     @discardableResult
-    public func run(_ sql: String, _ values: [SQLBindable] = []) throws -> Int {
+    public func run(_ sql: String, _ values: [any SQLBindable] = []) throws -> Int {
         let result = try execute(sql, values)
         defer { gh_pq_clear(result) }
         guard let tuples = gh_pq_cmd_tuples(result) else { return 0 }
@@ -215,7 +215,7 @@ public final class PostgreSQLConnection {
     }
 
     /// Prepares `sql` on first use on this connection, then executes it with `values`.
-    func execute(_ sql: String, _ values: [SQLBindable]) throws -> OpaquePointer {
+    func execute(_ sql: String, _ values: [any SQLBindable]) throws -> OpaquePointer {
         let c = try live()
         let bound = values.map(\.sqlValue)
         for case let .text(t) in bound { try StoreText.check(t) }

@@ -1,4 +1,5 @@
 import CSQLite
+import Synchronization
 
 /// One open SQLite database handle (WAL, `synchronous=NORMAL`, foreign keys on) and its
 /// prepared statements. Used by one thread at a time: a connection's own handle by its thread,
@@ -76,8 +77,9 @@ extension SQLiteConnection {
     /// Set by `configureForOneRequest`: every connection writes on its own handle (no file-wide
     /// writer handle or write lock: a second open of the file buys nothing in a process that
     /// serves one request on one thread).
-    public private(set) static var oneRequest = false
+    private static let oneRequestMode = Atomic<Bool>(false)
+    public static var oneRequest: Bool { oneRequestMode.load(ordering: .relaxed) }
 
     /// For a process that serves one request (CGI), before its first connection.
-    public static func configureForOneRequest() { oneRequest = true }
+    public static func configureForOneRequest() { oneRequestMode.store(true, ordering: .relaxed) }
 }

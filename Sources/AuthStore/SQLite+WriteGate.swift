@@ -1,8 +1,8 @@
 import CSQLite
 #if canImport(Glibc)
 import Glibc
-import Locking
 #endif
+import Locking
 
 /// The write side of one database file in this process, shared by all its connections.
 ///

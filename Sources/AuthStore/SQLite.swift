@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 import CSQLite
 #if canImport(Glibc)
 import Glibc
@@ -99,7 +99,7 @@ public final class SQLiteConnection {
 
     private func prepared(_ sql: String) throws -> OpaquePointer { try active.prepared(sql) }
 
-    private func bind(_ stmt: OpaquePointer, _ values: [SQLBindable], sql: String) throws {
+    private func bind(_ stmt: OpaquePointer, _ values: [any SQLBindable], sql: String) throws {
         precondition(Int(sqlite3_bind_parameter_count(stmt)) == values.count, "parameter count mismatch in \(sql)")
         for (i, v) in values.enumerated() {
             let idx = Int32(i + 1)
@@ -126,7 +126,7 @@ public final class SQLiteConnection {
     }
 
     /// Runs a statement, calling `each` for every row.
-    public func query(_ sql: String, _ values: [SQLBindable] = [], _ each: (Row) throws -> Void) throws {
+    public func query(_ sql: String, _ values: [any SQLBindable] = [], _ each: (Row) throws -> Void) throws {
         if sharing, !readOpen, !inWrite, !nesting.isOpen {
             try own.execute("BEGIN")
             readOpen = true
@@ -145,12 +145,12 @@ public final class SQLiteConnection {
     /// Runs a write; returns the number of rows changed. Outside a transaction it takes the
     /// process's write lock for its duration.
     @discardableResult
-    public func run(_ sql: String, _ values: [SQLBindable] = []) throws -> Int {
+    public func run(_ sql: String, _ values: [any SQLBindable] = []) throws -> Int {
         if !nesting.isOpen { return try writing { try write(sql, values) } }
         return try write(sql, values)
     }
 
-    private func write(_ sql: String, _ values: [SQLBindable]) throws -> Int {
+    private func write(_ sql: String, _ values: [any SQLBindable]) throws -> Int {
         try query(sql, values) { _ in }
         lastRowID = sqlite3_last_insert_rowid(db)
         return Int(sqlite3_changes(db))

@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 
 /// The store's schema: the tables (`Schema+Tables.swift`), the version they make, and the
 /// migrations that bring an older database to it. A new database is created from the

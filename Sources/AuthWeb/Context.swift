@@ -1,6 +1,6 @@
-import AuthEngine
-import HTTP
-import JSONValue
+public import AuthEngine
+public import HTTP
+public import JSONValue
 
 /// One request in flight: the request, its project, its store connection, parsed body.
 public struct Context {

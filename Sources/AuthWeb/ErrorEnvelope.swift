@@ -1,5 +1,5 @@
-import HTTP
-import JSONValue
+public import HTTP
+public import JSONValue
 
 /// The Identity Toolkit error envelope (firebase-wire.md §1.5):
 /// `{"error":{"code":N,"message":M,"errors":[{"message":M,"domain":"global","reason":R}],"status"?:S}}`.

@@ -1,10 +1,10 @@
 import AuthEngine
-import HTTP
+public import HTTP
 
 /// The one funnel from thrown errors to responses: wire envelope for the API, a localized page
 /// for pages. Internal causes are logged with the request id and never sent.
 extension WebApp {
-    func renderAPIError(_ error: Error, requestID: String) -> Response {
+    func renderAPIError(_ error: any Error, requestID: String) -> Response {
         switch error {
         case let e as AuthError:
             if e.code == .internalError { Log.error("internal: \(e.message)", requestID: requestID) }
@@ -13,7 +13,7 @@ extension WebApp {
                                           status: transport ? canonicalStatus(e.code) : nil)
         case let e as WireFailure:
             return e.response
-        case let e as StoreFailure where e.isTemporary:
+        case let e as any StoreFailure where e.isTemporary:
             Log.error("store \(e.isOutOfSpace ? "out of space" : "unavailable"): \(error)", requestID: requestID)
             return ErrorEnvelope.response(code: 503, message: e.isOutOfSpace ? WebApp.outOfSpaceMessage : WebApp.unavailableMessage,
                                           reason: "backendError", status: "UNAVAILABLE",
@@ -67,7 +67,7 @@ extension WebApp {
     }
 
     /// A localized HTML error page that redirects nowhere.
-    func renderPageError(_ error: Error, ctx: Context) -> Response {
+    func renderPageError(_ error: any Error, ctx: Context) -> Response {
         let status: Int
         let key: String
         switch error {
@@ -77,7 +77,7 @@ extension WebApp {
             if e.code == .internalError { Log.error("internal: \(e.message)", requestID: ctx.request.logID) }
         case let e as WireFailure:
             return e.response
-        case let e as StoreFailure where e.isTemporary:
+        case let e as any StoreFailure where e.isTemporary:
             Log.error("store \(e.isOutOfSpace ? "out of space" : "unavailable"): \(error)", requestID: ctx.request.logID)
             status = 503
             key = "error.INTERNAL"

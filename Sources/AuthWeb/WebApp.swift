@@ -1,6 +1,6 @@
 import AuthCrypto
-import AuthEngine
-import HTTP
+public import AuthEngine
+public import HTTP
 import Locking
 
 /// Deployment-wide settings the web layer needs (built from the configuration file).
@@ -44,8 +44,8 @@ public struct WebSettings: Sendable {
 public final class WebApp: @unchecked Sendable {
     public let settings: WebSettings
     public let services: AuthServices
-    public var clock: Clock { services.clock }
-    public var random: RandomSource { services.random }
+    public var clock: any Clock { services.clock }
+    public var random: any RandomSource { services.random }
     public var keyRing: KeyRing { services.keyRing }
     public var tokens: TokenService { services.tokens }
     public let templates: Templates
@@ -58,12 +58,12 @@ public final class WebApp: @unchecked Sendable {
     /// Called after a flow commits an outbox message (wakes the delivery worker).
     let outboxNotifier: @Sendable () -> Void
     /// Transport to external app verifiers' `siteverify` (fails closed when none is given).
-    let externalVerifier: ExternalVerifying
+    let externalVerifier: any ExternalVerifying
     /// The metrics backend's text exposition; nil where no backend runs (CGI mode): no endpoint.
     let metricsExposition: (@Sendable () -> [UInt8])?
 
     public init(settings: WebSettings, services: AuthServices, templates: Templates, outboxNotifier: @escaping @Sendable () -> Void = {},
-                externalVerifier: ExternalVerifying = UnavailableExternalVerifier(),
+                externalVerifier: any ExternalVerifying = UnavailableExternalVerifier(),
                 metricsExposition: (@Sendable () -> [UInt8])? = nil) {
         self.settings = settings
         self.services = services
@@ -90,7 +90,7 @@ public final class WebApp: @unchecked Sendable {
         let started = Telemetry.isEnabled ? Telemetry.monotonicNanoseconds() : 0
         var response: Response
         var matched: Route?
-        var failure: Error?
+        var failure: (any Error)?
         switch routes.match(method: request.method, path: request.path) {
         case .notFound:
             response = WireFailure.notFound.response
@@ -129,7 +129,7 @@ public final class WebApp: @unchecked Sendable {
     }
 
     /// A request's metrics: route and status, duration, the flow step it was and its outcome.
-    func record(_ route: Route?, status: Int, failure: Error?, nanoseconds: Int64) {
+    func record(_ route: Route?, status: Int, failure: (any Error)?, nanoseconds: Int64) {
         let name = route?.name ?? "unmatched"
         Telemetry.request(route: name, status: status, nanoseconds: nanoseconds)
         let reason = failure.map(WebApp.metricReason)
@@ -142,11 +142,11 @@ public final class WebApp: @unchecked Sendable {
     }
 
     /// A failure as a metric label: its error code, from a closed set.
-    static func metricReason(_ error: Error) -> String {
+    static func metricReason(_ error: any Error) -> String {
         switch error {
         case let e as AuthError: return e.code.rawValue
         case is WireFailure: return "INVALID_REQUEST"
-        case let e as StoreFailure where e.isTemporary: return "STORE_UNAVAILABLE"
+        case let e as any StoreFailure where e.isTemporary: return "STORE_UNAVAILABLE"
         default: return "INTERNAL"
         }
     }

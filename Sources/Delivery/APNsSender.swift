@@ -1,5 +1,5 @@
-import AuthCrypto
-import AuthEngine
+public import AuthCrypto
+public import AuthEngine
 import JSONValue
 import Locking
 
@@ -33,14 +33,14 @@ public final class APNsSender: MessageSender, @unchecked Sendable {
 
     let apps: [String: App]
     let timeout: Int
-    let clock: Clock
+    let clock: any Clock
     private struct State {
         var tokens: [String: (jwt: String, issuedAt: Millis)] = [:]
         var handles: [String: Curl] = [:]
     }
     private let state = Locked(State())
 
-    public init(apps: [App], timeout: Int = 10, clock: Clock = SystemClock()) {
+    public init(apps: [App], timeout: Int = 10, clock: any Clock = SystemClock()) {
         var table: [String: App] = [:]
         for app in apps { table[APNsSender.appKey(app.projectID, app.bundleID)] = app }
         self.apps = table

@@ -1,4 +1,4 @@
-import CCurl
+public import CCurl
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,7 +2,7 @@ import AuthEngine
 #if canImport(Glibc)
 import Glibc
 #endif
-import JSONValue
+public import JSONValue
 
 /// Email transports, chosen by the configuration's `email.transport` (docs/configuration-email.md):
 /// `dev` (log + dev outbox), `smtp` (libcurl; STARTTLS or implicit TLS; AUTH), `sendmail`
@@ -13,7 +13,7 @@ public enum EmailTransports {
     static let smtpKeys: Set<String> = ["url", "username", "password", "password_env", "starttls", "timeout_seconds"]
     static let sendmailKeys: Set<String> = ["command", "timeout_seconds"]
 
-    public static func make(_ config: JSON, environment: [String: String] = Platform.environment()) throws -> MessageSender {
+    public static func make(_ config: JSON, environment: [String: String] = Platform.environment()) throws -> any MessageSender {
         let found = problems(config, environment: environment)
         if let first = found.first { throw PermanentDeliveryError(first) }
         switch config["transport"]?.stringValue ?? "dev" {

@@ -1,8 +1,8 @@
-import AuthEngine
+public import AuthEngine
 #if canImport(Glibc)
 import Glibc
-import Locking
 #endif
+import Locking
 
 /// Delivers one outbox message (an SMS provider or an email transport). Throws to retry.
 public protocol MessageSender: Sendable {
@@ -47,12 +47,12 @@ public final class OutboxWorker: @unchecked Sendable {
     public let maxAttempts: Int
     /// How long a message is leased: the longest time limit of the senders plus `leaseMargin`.
     public let leaseMillis: Millis
-    let makeStore: () throws -> OutboxStore
-    let senders: [OutboxMessage.Channel: MessageSender]
+    let makeStore: () throws -> any OutboxStore
+    let senders: [OutboxMessage.Channel: any MessageSender]
     /// The channels this worker delivers (those it has a sender for); another worker may deliver
     /// the others (pushes have their own, so a slow SMS provider never delays them).
     let channels: [OutboxMessage.Channel]
-    let clock: Clock
+    let clock: any Clock
     private let condition = Condition()
     private var stopping = false
     private var stopRequestedAt: Millis = 0
@@ -64,8 +64,8 @@ public final class OutboxWorker: @unchecked Sendable {
     public static let housekeepingInterval: Millis = 600_000
     private var lastHousekeeping: Millis = 0
 
-    public init(makeStore: @escaping () throws -> OutboxStore, senders: [OutboxMessage.Channel: MessageSender],
-                clock: Clock = SystemClock(), maxAttempts: Int = 8, housekeeping: (() throws -> Void)? = nil) {
+    public init(makeStore: @escaping () throws -> any OutboxStore, senders: [OutboxMessage.Channel: any MessageSender],
+                clock: any Clock = SystemClock(), maxAttempts: Int = 8, housekeeping: (() throws -> Void)? = nil) {
         self.makeStore = makeStore
         self.senders = senders
         channels = OutboxMessage.Channel.allCases.filter { senders[$0] != nil }
@@ -152,7 +152,7 @@ public final class OutboxWorker: @unchecked Sendable {
     }
 
     func run(pollMillis: UInt32) {
-        var store: OutboxStore?
+        var store: (any OutboxStore)?
         while true {
             condition.lock.lock()
             if !stopping && !woken { condition.wait(millis: Int(pollMillis)) }
@@ -195,7 +195,7 @@ public final class OutboxWorker: @unchecked Sendable {
     /// dead, its attempts used up). Stops early once a stop is requested. Returns how many
     /// messages it leased or made dead.
     @discardableResult
-    public func deliverDue(_ store: OutboxStore, limit: Int = 16) throws -> Int {
+    public func deliverDue(_ store: any OutboxStore, limit: Int = 16) throws -> Int {
         var handled = 0
         for id in try store.dueMessageIDs(now: clock.now(), limit: limit, channels: channels) {
             if isStopping { break }
@@ -216,7 +216,7 @@ public final class OutboxWorker: @unchecked Sendable {
     }
 
     /// Sends one leased message and records the outcome under its lease.
-    func deliver(_ lease: OutboxLease, _ store: OutboxStore) throws {
+    func deliver(_ lease: OutboxLease, _ store: any OutboxStore) throws {
         let m = lease.message
         let attempts = m.attempts + 1
         let line = "outbox: \(m.channel.rawValue) #\(m.id)"
@@ -229,7 +229,7 @@ public final class OutboxWorker: @unchecked Sendable {
         }
         // A send's failure is recorded as a failed attempt; a store error after a successful send
         // records nothing and leaves the lease to expire (the next lease counts it as an attempt).
-        let failure: Error?
+        let failure: (any Error)?
         do {
             try sender.send(m)
             failure = nil

@@ -2,13 +2,13 @@ import AuthEngine
 #if canImport(Glibc)
 import Glibc
 #endif
-import JSONValue
+public import JSONValue
 
 /// SMS providers, chosen by the configuration's `sms.provider` (docs/configuration-phone.md):
 /// `dev` (the dev outbox), `twilio` (any Twilio-compatible Messages API), `webhook` (signed JSON
 /// POST), `command` (a local program).
 public enum SMSProviders {
-    public static func make(_ config: JSON) throws -> MessageSender {
+    public static func make(_ config: JSON) throws -> any MessageSender {
         let found = problems(config)
         guard found.isEmpty else { throw PermanentDeliveryError(found.joined(separator: "; ")) }
         let timeout = Int(config["timeout_seconds"]?.int64Value ?? 10)

@@ -11,7 +11,7 @@ struct WebhookSender: MessageSender {
     let url: String
     let secret: String
     let timeout: Int
-    var clock: Clock = SystemClock()
+    var clock: any Clock = SystemClock()
 
     var keepsBody: Bool { false }
     var timeLimit: Millis { Millis(timeout) * 1000 }

@@ -1,5 +1,5 @@
 import CFastCGI
-import HTTP
+public import HTTP
 #if canImport(Glibc)
 import Glibc
 #endif

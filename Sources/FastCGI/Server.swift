@@ -1,11 +1,11 @@
-import CFastCGI
-import HTTP
+public import CFastCGI
+public import HTTP
 import Synchronization
 import TextCoding
 #if canImport(Glibc)
-import Glibc
-import Locking
+public import Glibc
 #endif
+import Locking
 
 /// Where the responder listens.
 public enum ListenAddress: Equatable, CustomStringConvertible {

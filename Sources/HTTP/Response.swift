@@ -1,4 +1,4 @@
-import JSONValue
+public import JSONValue
 /// An HTTP response: status, ordered headers (repeats allowed, e.g. `Set-Cookie`) and body.
 public struct Response: Sendable {
     public var status: Int

@@ -46,10 +46,10 @@ public enum JSON: Equatable, Sendable {
 
 /// Builds a JSON object from pairs, dropping nil values: `.make(("a", "x"), ("b", nil))`.
 extension JSON {
-    public static func obj(_ pairs: (String, JSONConvertible?)...) -> JSON {
+    public static func obj(_ pairs: (String, (any JSONConvertible)?)...) -> JSON {
         .object(pairs.compactMap { k, v in v.map { (k, $0.json) } })
     }
-    public static func obj(_ pairs: [(String, JSONConvertible?)]) -> JSON {
+    public static func obj(_ pairs: [(String, (any JSONConvertible)?)]) -> JSON {
         .object(pairs.compactMap { k, v in v.map { (k, $0.json) } })
     }
 }
@@ -80,7 +80,7 @@ public enum JSONError: Error, Equatable, CustomStringConvertible {
 }
 
 /// A strict RFC 8259 parser with size and depth limits; never traps on hostile input.
-public struct JSONParser {
+public struct JSONParser: Sendable {
     public var maxBytes: Int
     public var maxDepth: Int
 

@@ -1,9 +1,10 @@
+import AuthEngine
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// One `--name value` option (or `--name` flag) of a command; `-x` when it has a short name.
-struct OptionSpec {
+struct OptionSpec: Sendable {
     let name: String
     var short: Character? = nil
     var isFlag = false
@@ -13,7 +14,7 @@ struct OptionSpec {
 }
 
 /// One positional argument of a command.
-struct ArgumentSpec {
+struct ArgumentSpec: Sendable {
     let name: String
     let help: String
     var required = true
@@ -21,14 +22,14 @@ struct ArgumentSpec {
 
 /// A command of the `gatehouse` tool: its options and arguments and what it runs, or a group of
 /// subcommands (with the one taken when none is named).
-struct CommandSpec {
+struct CommandSpec: Sendable {
     let name: String
     let abstract: String
     var options: [OptionSpec] = []
     var arguments: [ArgumentSpec] = []
     var subcommands: [CommandSpec] = []
     var defaultSubcommand: String? = nil
-    var run: ((ParsedArguments) throws -> Void)? = nil
+    var run: (@Sendable (ParsedArguments) throws -> Void)? = nil
 }
 
 /// The options and arguments given to one command, by name.
@@ -105,12 +106,12 @@ func runCommandLine(_ root: CommandSpec, version: String, arguments: [String]) -
         exit(0)
     } catch let e as UsageError {
         let names = path.map(\.name).joined(separator: " ")
-        fputs("Error: \(e.description)\nUsage: \(usage(path))\n  See '\(names) --help' for more information.\n", stderr)
+        StandardError.write("Error: \(e.description)\nUsage: \(usage(path))\n  See '\(names) --help' for more information.\n")
         exit(64)
     } catch let e as ExitStatus {
         exit(e.code)
     } catch {
-        fputs("Error: \(error)\n", stderr)
+        StandardError.write("Error: \(error)\n")
         exit(1)
     }
 }

@@ -58,7 +58,7 @@ struct Dev: Command {
             shutdown(1)
         }
         print("ready http://127.0.0.1:\(port)")
-        fflush(stdout)
+        fflush(nil)
         while true {
             let sig = Signals.wait(anyChild: true)
             guard sig == SIGCHLD else { shutdown(0) }

@@ -71,7 +71,7 @@ struct Runtime {
     /// The outbox delivery workers, not yet started (one set per process; leases make several
     /// instances safe).
     func makeOutbox() throws -> OutboxWorkers {
-        let senders: [OutboxMessage.Channel: MessageSender] = [.sms: try SMSProviders.make(config.sms), .email: try EmailTransports.make(config.email)]
+        let senders: [OutboxMessage.Channel: any MessageSender] = [.sms: try SMSProviders.make(config.sms), .email: try EmailTransports.make(config.email)]
         let location = config.store
         let messages = OutboxWorker(makeStore: { try Runtime.open(location) }, senders: senders, housekeeping: { [retention = config.retention] in
             try Runtime.housekeeping(location, retention: retention)
@@ -82,7 +82,7 @@ struct Runtime {
 
     /// Dev mode lists pushes (the dev outbox) and sends none; otherwise APNs, with the keys of
     /// every app that has one.
-    func makePushSender() -> MessageSender {
+    func makePushSender() -> any MessageSender {
         config.mode == .dev ? DevSender() : APNsSender(apps: config.apnsApps())
     }
 

@@ -61,7 +61,7 @@ struct Seed: Command {
         var lastReport = start
         while done < count {
             let n = min(batch, count - done)
-            var rows: [[SQLBindable]] = []
+            var rows: [[any SQLBindable]] = []
             rows.reserveCapacity(n)
             for i in 0..<n {
                 rows.append(Seed.row(project: pid, index: first + done + i, localID: ids.next(position: done + i, of: count), now: now))
@@ -80,7 +80,7 @@ struct Seed: Command {
             done += n
             if Seed.seconds() - lastReport >= 5 {
                 lastReport = Seed.seconds()
-                fputs("seed: \(done)/\(count) accounts\n", stderr)
+                StandardError.write("seed: \(done)/\(count) accounts\n")
             }
         }
         try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -108,7 +108,7 @@ struct Seed: Command {
         return sign + whole + "." + String(repeating: "0", count: digits - frac.count) + frac
     }
 
-    static func row(project: String, index: Int, localID: String, now: Millis) -> [SQLBindable] {
+    static func row(project: String, index: Int, localID: String, now: Millis) -> [any SQLBindable] {
         let phone = "+1" + String(2_010_000_000 + index)
         let email: String? = index % 2 == 0 ? "seed\(index)@seed.invalid" : nil
         var providers = #"[{"providerId":"phone","rawId":"\#(phone)","phoneNumber":"\#(phone)"}"#

@@ -54,7 +54,7 @@ extension Users {
                 }
                 for f in failures.sorted(by: { $0.index < $1.index }) {
                     let uid = batch[f.index]["localId"]?.stringValue ?? "?"
-                    fputs("user \(start + f.index + 1) (\(uid)): \(f.message)\n", stderr)
+                    StandardError.write("user \(start + f.index + 1) (\(uid)): \(f.message)\n")
                 }
                 imported += batch.count - failures.count
                 failed += failures.count

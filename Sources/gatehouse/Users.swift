@@ -66,7 +66,7 @@ enum Users {
                                      Users.date(a.createdAt), a.lastLoginAt.map(Users.date) ?? "-"]))
                 }
             }
-            if let next = page.nextPageToken { fputs("more: --page-token \(next)\n", stderr) }
+            if let next = page.nextPageToken { StandardError.write("more: --page-token \(next)\n") }
         }
     }
 

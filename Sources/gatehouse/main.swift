@@ -153,7 +153,7 @@ func serveCGIWithoutParser() -> Bool {
     if let data = options["data"] { config.dataDir = data }
     guard problems.isEmpty, config.socket == nil, config.listen == nil else { return false }
     do { try serveCGI(config) } catch {
-        fputs("Error: \(error)\n", stderr)
+        StandardError.write("Error: \(error)\n")
         exit(1)
     }
     return true

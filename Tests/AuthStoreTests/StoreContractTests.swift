@@ -54,7 +54,7 @@ final class TestDatabase: @unchecked Sendable {
     /// Runs `body` on `threads` threads at once, each with its own connection; returns the results.
     func race<T: Sendable>(threads: Int, _ body: @escaping @Sendable (ContractStore) throws -> T) throws -> [T] {
         let stores = try (0..<threads).map { _ in try open() }
-        let results = Locked<[Result<T, Error>]>([])
+        let results = Locked<[Result<T, any Error>]>([])
         let start = DispatchSemaphore(value: 0)
         let group = DispatchGroup()
         for store in stores {

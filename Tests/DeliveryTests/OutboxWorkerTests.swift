@@ -15,7 +15,9 @@ struct OutboxWorkerTests {
         let clock = FixedClock()
         let ids = try db.open().enqueueTexts(6, at: clock.now())
         let log = SendLog()
-        let storeA = try db.open(), storeB = try db.open()
+        // The senders run on this thread (`deliverDue` is called here): B's store is only used here.
+        let storeA = try db.open()
+        nonisolated(unsafe) let storeB = try db.open()
         let b = OutboxWorker(makeStore: { storeB }, senders: [.sms: ScriptedSender { log.record("B", $0.id) }], clock: clock)
         // Each of A's sends takes its sender's whole time limit; B runs during A's third send.
         let a = OutboxWorker(makeStore: { storeA }, senders: [.sms: ScriptedSender(timeLimit: 20_000) { m in
@@ -37,7 +39,9 @@ struct OutboxWorkerTests {
         defer { db.remove() }
         let clock = FixedClock()
         try db.open().enqueueTexts(1, at: clock.now())
-        let storeA = try db.open(), storeB = try db.open()
+        // The senders run on this thread (`deliverDue` is called here): B's store is only used here.
+        let storeA = try db.open()
+        nonisolated(unsafe) let storeB = try db.open()
         let b = OutboxWorker(makeStore: { storeB }, senders: [.sms: ScriptedSender { _ in throw PermanentDeliveryError("HTTP 400 bad number") }],
                              clock: clock)
         // A's send stalls past any lease (a stopped process, a clock jump): B takes the message over.
@@ -79,7 +83,8 @@ struct OutboxWorkerTests {
 
     @Test("a message is leased only when its turn comes, for longer than the slowest sender's time limit")
     func leaseCoversTheTimeLimit() throws {
-        let store = try SQLiteStore(path: ":memory:")
+        // Its sender runs on this thread (`deliverDue` is called here).
+        nonisolated(unsafe) let store = try SQLiteStore(path: ":memory:")
         let clock = FixedClock()
         try store.enqueueTexts(3, at: clock.now())
         let during = Shared<[(status: String, leaseUntil: Millis?)]>([])

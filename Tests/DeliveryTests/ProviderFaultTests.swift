@@ -97,7 +97,7 @@ struct ProviderFaultTests {
         let clock = FixedClock()
         let channel: OutboxMessage.Channel = kind == "smtp" ? .email : .sms
         try store.enqueueTexts(1, at: clock.now(), channel: channel)
-        let sender: MessageSender = kind == "smtp" ? try smtp(provider, timeout: 1) : webhook(provider, timeout: 1)
+        let sender: any MessageSender = kind == "smtp" ? try smtp(provider, timeout: 1) : webhook(provider, timeout: 1)
         let worker = OutboxWorker(makeStore: { store }, senders: [channel: sender], clock: clock)
         let started = realNow()
         #expect(try worker.deliverDue(store) == 1)

@@ -13,7 +13,7 @@ struct SMSRequestShapeTests {
                                        nextAttemptAt: 0, createdAt: 0)
 
     /// Sends `message` with `sender` to a recording provider; returns the one request it saw.
-    func capture(_ message: OutboxMessage = message, status: Int = 201, _ sender: (UInt16) throws -> MessageSender) throws -> SeenRequest {
+    func capture(_ message: OutboxMessage = message, status: Int = 201, _ sender: (UInt16) throws -> any MessageSender) throws -> SeenRequest {
         let seen = Shared<[SeenRequest]>([])
         let provider = try FakeProvider.recording(status: status, into: seen)
         defer { provider.close() }

@@ -220,7 +220,7 @@ struct RecordStreamTests {
     @Test("a handler that throws is answered 502")
     func handlerThrows() throws {
         struct Failure: Error {}
-        let s = serve(Stream.request(uri: "/t")) { _ in throw Failure() }
+        let s = serve(Stream.request(uri: "/t"), handler: { _ in throw Failure() })
         let answer = try #require(s.reply?.answer())
         #expect(answer.status == "502 Bad Gateway")
         #expect(answer.text == "502 Bad Gateway: Gatehouse failed while handling the request.\n")

@@ -1,8 +1,8 @@
-import AuthEngine
+public import AuthEngine
 #if canImport(Glibc)
 import Glibc
-import Locking
 #endif
+import Locking
 
 /// A clock tests move by hand (2026-01-01 00:00 UTC unless told otherwise).
 public final class FixedClock: Clock, @unchecked Sendable {

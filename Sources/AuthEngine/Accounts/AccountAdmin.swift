@@ -43,15 +43,15 @@ public struct AccountAdmin {
     public static let maxBatch = 1000
     public static let defaultPageSize = 20
 
-    public let store: AccountStore & SessionStore & AuditStore & MFAStore
-    public let clock: Clock
-    public let random: RandomSource
+    public let store: any AccountStore & SessionStore & AuditStore & MFAStore
+    public let clock: any Clock
+    public let random: any RandomSource
     public let cache: SessionCache?
     /// Who the audit log names for these changes: `admin` (the Admin API), `cli`, or nil when
     /// users act on their own account.
     public let actor: String?
 
-    public init(store: AccountStore & SessionStore & AuditStore & MFAStore, clock: Clock, random: RandomSource, cache: SessionCache? = nil,
+    public init(store: any AccountStore & SessionStore & AuditStore & MFAStore, clock: any Clock, random: any RandomSource, cache: SessionCache? = nil,
                 actor: String? = "admin") {
         self.store = store; self.clock = clock; self.random = random; self.cache = cache; self.actor = actor
     }

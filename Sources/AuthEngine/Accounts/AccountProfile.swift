@@ -5,15 +5,15 @@ public struct AccountProfile {
     /// Anonymous sign-ups per client address per hour (each one creates an account).
     public static let signUpsPerIPPerHour = Limits.Rule("signup-ip", max: 100, per: 3600)
 
-    public let store: AccountStore & SessionStore & SigningKeyStore & AuditStore & LimitStore & MFAStore
+    public let store: any AccountStore & SessionStore & SigningKeyStore & AuditStore & LimitStore & MFAStore
     public let tokens: TokenService
-    public let random: RandomSource
+    public let random: any RandomSource
     public let cache: SessionCache?
     /// The project's window for a recent sign-in (`SessionPolicy.recentSignInSeconds`).
     public let recentSignInSeconds: Int64
 
-    public init(store: AccountStore & SessionStore & SigningKeyStore & AuditStore & LimitStore & MFAStore, tokens: TokenService,
-                random: RandomSource, cache: SessionCache? = nil, recentSignInSeconds: Int64 = SensitiveChange.defaultRecentSeconds) {
+    public init(store: any AccountStore & SessionStore & SigningKeyStore & AuditStore & LimitStore & MFAStore, tokens: TokenService,
+                random: any RandomSource, cache: SessionCache? = nil, recentSignInSeconds: Int64 = SensitiveChange.defaultRecentSeconds) {
         self.store = store; self.tokens = tokens; self.random = random; self.cache = cache; self.recentSignInSeconds = recentSignInSeconds
     }
 

@@ -1,10 +1,10 @@
 /// Account rules shared by every flow: resolving the user behind an ID token (firebase-wire.md
 /// §2.6 errors), and recording a completed sign-in.
 public struct Accounts {
-    public let store: AccountStore & SigningKeyStore
+    public let store: any AccountStore & SigningKeyStore
     public let tokens: TokenService
 
-    public init(store: AccountStore & SigningKeyStore, tokens: TokenService) {
+    public init(store: any AccountStore & SigningKeyStore, tokens: TokenService) {
         self.store = store
         self.tokens = tokens
     }
@@ -23,7 +23,7 @@ public struct Accounts {
     }
 
     /// A new account id that is not taken.
-    public func newLocalID(project: String, random: RandomSource) throws -> String {
+    public func newLocalID(project: String, random: any RandomSource) throws -> String {
         while true {
             let id = random.userID()
             if try store.account(project: project, localID: id) == nil { return id }

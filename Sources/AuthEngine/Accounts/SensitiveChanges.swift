@@ -63,7 +63,7 @@ public enum SensitiveChange {
 /// finds its token revoked.
 public enum Revocation {
     @discardableResult
-    public static func revokeAll(_ account: inout Account, store: SessionStore & MFAStore, now: Millis) throws -> (tokens: Int, sessions: Int) {
+    public static func revokeAll(_ account: inout Account, store: any SessionStore & MFAStore, now: Millis) throws -> (tokens: Int, sessions: Int) {
         account.validSince = max(account.validSince, now / 1000)
         let tokens = try store.revokeRefreshTokens(project: account.projectID, localID: account.localID, createdBefore: .max, at: now)
         let sessions = try store.revokeSessions(project: account.projectID, localID: account.localID, createdBefore: .max, at: now)

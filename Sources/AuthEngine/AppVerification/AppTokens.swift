@@ -6,11 +6,11 @@ public struct AppTokens {
     public static let lifetime: Millis = 120_000
     public static let prefix = "ghat1."
 
-    public let store: AppTokenStore
-    public let clock: Clock
-    public let random: RandomSource
+    public let store: any AppTokenStore
+    public let clock: any Clock
+    public let random: any RandomSource
 
-    public init(store: AppTokenStore, clock: Clock, random: RandomSource) {
+    public init(store: any AppTokenStore, clock: any Clock, random: any RandomSource) {
         self.store = store; self.clock = clock; self.random = random
     }
 

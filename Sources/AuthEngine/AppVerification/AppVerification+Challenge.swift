@@ -1,5 +1,5 @@
 import AuthCrypto
-import JSONValue
+public import JSONValue
 
 /// A proof-of-work challenge in ALTCHA's v1 format, as `GET /__/auth/challenge` serves it:
 /// `challenge = hex(SHA-256(salt + decimal(number)))` for a secret `number` in `0...maxNumber`,

@@ -38,7 +38,7 @@ extension AppVerification {
     /// same single-use app token as the proof of work. `expectedHostname`: the host the page was
     /// served on (a verdict for another site is refused).
     public func redeemExternal(response: String, project: ProjectSettings, apiKey: String?, app: String, remoteAddress: String,
-                               expectedHostname: String?, verifier: ExternalVerifying) throws -> String {
+                               expectedHostname: String?, verifier: any ExternalVerifying) throws -> String {
         let policy = project.appVerification
         guard policy.provider != .pow, let url = policy.effectiveVerifyURL, let secret = policy.secret else {
             throw AuthError(.operationNotAllowed, "This project verifies apps with a proof of work.")

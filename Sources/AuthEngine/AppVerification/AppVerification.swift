@@ -15,10 +15,10 @@ public struct AppVerification {
     public static let clockSkewSeconds: Int64 = 30
 
     public let store: Store
-    public let clock: Clock
-    public let random: RandomSource
+    public let clock: any Clock
+    public let random: any RandomSource
 
-    public init(store: Store, clock: Clock, random: RandomSource) {
+    public init(store: Store, clock: any Clock, random: any RandomSource) {
         self.store = store; self.clock = clock; self.random = random
     }
 

@@ -17,15 +17,15 @@ public struct Housekeeping {
     /// Rotated or revoked refresh-token records are kept this long for reuse detection.
     public static let retiredRefreshTokens: Millis = 90 * 86_400_000
 
-    public let store: HousekeepingStore
-    public let clock: Clock
+    public let store: any HousekeepingStore
+    public let clock: any Clock
     public let retention: Retention
     public let batchSize: Int
     public let maxBatches: Int
     /// Runs between two batches of a kind (the server sleeps briefly there; tests do nothing).
     public let pause: () -> Void
 
-    public init(store: HousekeepingStore, clock: Clock, retention: Retention = Retention(), batchSize: Int = 500,
+    public init(store: any HousekeepingStore, clock: any Clock, retention: Retention = Retention(), batchSize: Int = 500,
                 maxBatches: Int = 200, pause: @escaping () -> Void = {}) {
         self.store = store; self.clock = clock; self.retention = retention
         self.batchSize = max(1, batchSize); self.maxBatches = max(1, maxBatches); self.pause = pause
@@ -52,7 +52,7 @@ public struct Housekeeping {
     @discardableResult
     public func run() throws -> [PurgeKind: Int] {
         var deleted: [PurgeKind: Int] = [:]
-        var firstError: Error?
+        var firstError: (any Error)?
         for kind in PurgeKind.allCases {
             do { deleted[kind] = try purge(kind) } catch { firstError = firstError ?? error }
         }

@@ -25,8 +25,8 @@ extension PhoneMFA {
     /// Inside the first factor's transaction: the pending credential for `account`, bound to the
     /// project, the user and the first factor. The first factor's own record (a link, a code) is
     /// already consumed; `lastLoginAt` waits for the second factor.
-    public static func challenge(_ account: Account, firstFactor: String, store: MFAStore, clock: Clock,
-                                 random: RandomSource) throws -> MFAChallenge {
+    public static func challenge(_ account: Account, firstFactor: String, store: any MFAStore, clock: any Clock,
+                                 random: any RandomSource) throws -> MFAChallenge {
         let now = clock.now()
         let credential = PhoneMFA.pendingPrefix + random.token(bytes: 32)
         let expiresAt = now + PhoneMFA.pendingLifetime

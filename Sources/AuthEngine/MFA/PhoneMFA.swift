@@ -7,12 +7,12 @@ import AuthCrypto
 /// numbers and SMS text; each code is bound to its purpose (`PhoneCodePurpose`).
 public struct PhoneMFA {
     public let store: GatehouseStore
-    public let clock: Clock
-    public let random: RandomSource
+    public let clock: any Clock
+    public let random: any RandomSource
     public let tokens: TokenService
     public let project: ProjectSettings
 
-    public init(store: GatehouseStore, clock: Clock, random: RandomSource, tokens: TokenService, project: ProjectSettings) {
+    public init(store: GatehouseStore, clock: any Clock, random: any RandomSource, tokens: TokenService, project: ProjectSettings) {
         self.store = store; self.clock = clock; self.random = random; self.tokens = tokens; self.project = project
     }
 

@@ -101,7 +101,7 @@ struct PhoneKeys {
     let sessionKey: HMACKey
     let codeKey: HMACKey
 
-    static func load(store: SecretStore, random: RandomSource, at now: Millis) throws -> PhoneKeys {
+    static func load(store: any SecretStore, random: any RandomSource, at now: Millis) throws -> PhoneKeys {
         let secret = try store.secret(named: "phone") ?? store.insertSecretIfAbsent(named: "phone", value: random.bytes(32), at: now)
         return derived.keys(for: secret)
     }

@@ -13,12 +13,12 @@ public typealias PhoneFlowStore = PhoneStore & AccountStore & SigningKeyStore & 
 /// outbox in the same transaction as the verification record.
 public struct PhoneSignIn {
     public let store: PhoneFlowStore
-    public let clock: Clock
-    public let random: RandomSource
+    public let clock: any Clock
+    public let random: any RandomSource
     public let tokens: TokenService
     public let project: ProjectSettings
 
-    public init(store: PhoneFlowStore, clock: Clock, random: RandomSource, tokens: TokenService, project: ProjectSettings) {
+    public init(store: PhoneFlowStore, clock: any Clock, random: any RandomSource, tokens: TokenService, project: ProjectSettings) {
         self.store = store; self.clock = clock; self.random = random; self.tokens = tokens; self.project = project
     }
 
@@ -225,7 +225,7 @@ public struct PhoneSignIn {
         let codeHash: [UInt8]
         let clientHash: [UInt8]
 
-        init(_ number: ParsedNumber, keys: PhoneKeys, random: RandomSource, client: ClientAddress, project: String) {
+        init(_ number: ParsedNumber, keys: PhoneKeys, random: any RandomSource, client: ClientAddress, project: String) {
             self.number = number
             clientHash = PhoneSignIn.clientHash(client, project: project)
             code = number.testCode ?? random.digits(6)

@@ -11,11 +11,11 @@
 /// rolling hour for the region and the prefix); a refusal counts nothing. After counting, a
 /// prefix or region whose last hour jumped far above its own 24-hour baseline is held.
 public struct SMSPumpingGuard {
-    public let store: SMSPumpingStore
-    public let clock: Clock
+    public let store: any SMSPumpingStore
+    public let clock: any Clock
     public let project: ProjectSettings
 
-    public init(store: SMSPumpingStore, clock: Clock, project: ProjectSettings) {
+    public init(store: any SMSPumpingStore, clock: any Clock, project: ProjectSettings) {
         self.store = store; self.clock = clock; self.project = project
     }
 
@@ -108,13 +108,13 @@ public struct SMSPumpingGuard {
 
 extension SMSPumpingGuard {
     /// The holds in force at `now`, of one project or all.
-    public static func activeHolds(store: SMSPumpingStore, project: String?, at now: Millis) throws -> [SMSHold] {
+    public static func activeHolds(store: any SMSPumpingStore, project: String?, at now: Millis) throws -> [SMSHold] {
         try store.smsHolds(project: project).filter { $0.isActive(at: now) }
     }
 
     /// Releases the hold of `key` in `project`: a prefix starts with `+`, anything else is a
     /// region code. False when no hold of that key is in force.
-    public static func release(_ key: String, project: String, store: SMSPumpingStore, at now: Millis) throws -> Bool {
+    public static func release(_ key: String, project: String, store: any SMSPumpingStore, at now: Millis) throws -> Bool {
         let kind: SMSHold.Kind = key.hasPrefix("+") ? .prefix : .region
         let normalised = kind == .prefix ? key : key.uppercased()
         return try store.transaction {

@@ -1,5 +1,5 @@
 import AuthCrypto
-import JSONValue
+public import JSONValue
 
 /// What silent-push app verification needs from the store.
 public typealias PushFlowStore = PushStore & OutboxStore & LimitStore
@@ -10,11 +10,11 @@ public typealias PushFlowStore = PushStore & OutboxStore & LimitStore
 /// backoff included), so a slow or absent gateway costs the caller nothing.
 public struct IOSClientVerification {
     public let store: PushFlowStore
-    public let clock: Clock
-    public let random: RandomSource
+    public let clock: any Clock
+    public let random: any RandomSource
     public let project: ProjectSettings
 
-    public init(store: PushFlowStore, clock: Clock, random: RandomSource, project: ProjectSettings) {
+    public init(store: PushFlowStore, clock: any Clock, random: any RandomSource, project: ProjectSettings) {
         self.store = store; self.clock = clock; self.random = random; self.project = project
     }
 

@@ -20,11 +20,11 @@ public struct IOSReceipts {
     /// Longest receipt or secret looked at: anything longer was not issued here.
     static let maxLength = 200
 
-    public let store: PushStore
-    public let clock: Clock
+    public let store: any PushStore
+    public let clock: any Clock
     public let project: ProjectSettings
 
-    public init(store: PushStore, clock: Clock, project: ProjectSettings) {
+    public init(store: any PushStore, clock: any Clock, project: ProjectSettings) {
         self.store = store; self.clock = clock; self.project = project
     }
 

@@ -1,10 +1,10 @@
 /// Rate limits over fixed windows in the store. Flows call `hit` before doing work; over the
 /// limit → `TOO_MANY_ATTEMPTS_TRY_LATER` (or the error the flow passes).
 public struct Limits {
-    public let store: LimitStore
-    public let clock: Clock
+    public let store: any LimitStore
+    public let clock: any Clock
 
-    public init(store: LimitStore, clock: Clock) {
+    public init(store: any LimitStore, clock: any Clock) {
         self.store = store
         self.clock = clock
     }

@@ -24,7 +24,7 @@ public enum Log {
         guard level >= Log.level else { return }
         let line = format == .json ? jsonLine(level, message(), requestID: requestID)
             : "gatehouse[\(getpid())] \(level.label)" + (requestID.map { " [\($0)]" } ?? "") + ": " + message() + "\n"
-        lock.withLock { _ = line.withCString { fputs($0, stderr) } }
+        lock.withLock { StandardError.write(line) }
     }
 
     static func jsonLine(_ level: Level, _ message: String, requestID: String?) -> String {
@@ -39,4 +39,19 @@ public enum Log {
     public static func info(_ m: @autoclosure () -> String, requestID: String? = nil) { write(.info, m(), requestID: requestID) }
     public static func warning(_ m: @autoclosure () -> String, requestID: String? = nil) { write(.warning, m(), requestID: requestID) }
     public static func error(_ m: @autoclosure () -> String, requestID: String? = nil) { write(.error, m(), requestID: requestID) }
+}
+
+/// Text to file descriptor 2 as it comes (stderr is unbuffered; `write(2)` directly, so that no
+/// thread touches C's `stderr` stream object).
+public enum StandardError {
+    public static func write(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let n = Glibc.write(2, bytes.baseAddress! + offset, bytes.count - offset)
+                if n > 0 { offset += n } else if n < 0, errno == EINTR { continue } else { return }
+            }
+        }
+    }
 }

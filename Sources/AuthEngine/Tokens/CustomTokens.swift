@@ -1,4 +1,4 @@
-import AuthCrypto
+public import AuthCrypto
 import JSONValue
 
 /// A service account whose custom tokens a project accepts: its email (the token's `iss` and
@@ -85,12 +85,12 @@ public enum CustomTokens {
 /// server that minted the token vouched for the user).
 public struct CustomTokenSignIn {
     public let project: ProjectSettings
-    public let store: AccountStore & SessionStore & SigningKeyStore & AuditStore
+    public let store: any AccountStore & SessionStore & SigningKeyStore & AuditStore
     public let tokens: TokenService
-    public let random: RandomSource
+    public let random: any RandomSource
 
-    public init(project: ProjectSettings, store: AccountStore & SessionStore & SigningKeyStore & AuditStore, tokens: TokenService,
-                random: RandomSource) {
+    public init(project: ProjectSettings, store: any AccountStore & SessionStore & SigningKeyStore & AuditStore, tokens: TokenService,
+                random: any RandomSource) {
         self.project = project; self.store = store; self.tokens = tokens; self.random = random
     }
 

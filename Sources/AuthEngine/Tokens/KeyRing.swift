@@ -1,4 +1,4 @@
-import AuthCrypto
+public import AuthCrypto
 import Locking
 
 /// The signing keys of RFC 7515 RS256 tokens: the current signer plus every key still published.
@@ -54,14 +54,14 @@ public final class KeyRing: @unchecked Sendable {
     /// Bumped whenever the published kid list changes; tags `derivedCache`.
     private var generation = 0
     private var derivedCache: [String: (generation: Int, bytes: [UInt8])] = [:]
-    private let clock: Clock
+    private let clock: any Clock
 
-    public init(clock: Clock) { self.clock = clock }
+    public init(clock: any Clock) { self.clock = clock }
 
     /// Generates a key if none can sign yet (first start; signs at once), and with
     /// `deleteExpired` deletes keys whose publication ended (a write transaction: CGI mode leaves
     /// it to the next rotation or start of any other command). Safe under concurrent starts.
-    public func ensureKey(store: SigningKeyStore, random: RandomSource, deleteExpired: Bool = true) throws {
+    public func ensureKey(store: any SigningKeyStore, random: any RandomSource, deleteExpired: Bool = true) throws {
         let now = clock.now()
         if deleteExpired { try store.deleteExpiredSigningKeys(at: now) }
         if try store.publishedSigningKeys(at: now).contains(where: { $0.retiredAt.map { $0 > now } ?? true }) { return }
@@ -73,7 +73,7 @@ public final class KeyRing: @unchecked Sendable {
     /// always signs at once). Older signers stay published `retiredKeyLifetime` after they stop
     /// signing; keys whose publication ended are deleted.
     @discardableResult
-    public func rotate(store: SigningKeyStore, random: RandomSource, activationDelay: Millis = 0) throws -> SigningKeyRecord {
+    public func rotate(store: any SigningKeyStore, random: any RandomSource, activationDelay: Millis = 0) throws -> SigningKeyRecord {
         let now = clock.now()
         let key = try RSAPrivateKey.generate(bits: 2048)
         let kid = Hex.encode(random.bytes(20))
@@ -97,7 +97,7 @@ public final class KeyRing: @unchecked Sendable {
     public func invalidate() { lock.withLock { cached = nil; generation += 1; derivedCache = [:] } }
 
     /// Published keys, newest first (cached briefly).
-    public func keys(store: SigningKeyStore, reload: Bool = false) throws -> [Key] {
+    public func keys(store: any SigningKeyStore, reload: Bool = false) throws -> [Key] {
         let now = clock.now()
         if !reload, let c = lock.withLock({ cached }), now - c.at < KeyRing.cacheLifetime, now >= c.at { return c.keys }
         let previous = lock.withLock { cached?.keys ?? [] }
@@ -120,7 +120,7 @@ public final class KeyRing: @unchecked Sendable {
     /// Bytes computed from the published keys (a serialized key set, RFC 7517), kept under `name`
     /// until the published kid list changes. `make` must depend only on each key's kid and its
     /// immutable material (modulus, exponent, certificate).
-    public func derived(_ name: String, store: SigningKeyStore, make: ([Key]) throws -> [UInt8]) throws -> [UInt8] {
+    public func derived(_ name: String, store: any SigningKeyStore, make: ([Key]) throws -> [UInt8]) throws -> [UInt8] {
         let keys = try keys(store: store)
         let (gen, hit) = lock.withLock { (generation, derivedCache[name]) }
         if let hit, hit.generation == gen { return hit.bytes }
@@ -131,7 +131,7 @@ public final class KeyRing: @unchecked Sendable {
 
     /// The current signer: the newest key whose signing period has started and not ended
     /// (falling back to the newest started key, so a skewed clock never stops signing).
-    public func signer(store: SigningKeyStore) throws -> Key {
+    public func signer(store: any SigningKeyStore) throws -> Key {
         let now = clock.now()
         let keys = try keys(store: store)
         let started = keys.filter { $0.record.createdAt <= now }
@@ -143,7 +143,7 @@ public final class KeyRing: @unchecked Sendable {
 
     /// The published key with this `kid`, if any. An unknown `kid` re-reads the store (rate
     /// limited), in case another instance just added a key.
-    public func key(kid: String, store: SigningKeyStore) throws -> Key? {
+    public func key(kid: String, store: any SigningKeyStore) throws -> Key? {
         if let k = try keys(store: store).first(where: { $0.record.kid == kid }) { return k }
         let now = clock.now()
         let reload: Bool = lock.withLock {

@@ -16,11 +16,11 @@ public struct RefreshTokens {
         public let localID: String
     }
 
-    public let store: AccountStore & SessionStore & SigningKeyStore & AuditStore & SecretStore
+    public let store: any AccountStore & SessionStore & SigningKeyStore & AuditStore & SecretStore
     public let tokens: TokenService
-    public let random: RandomSource
+    public let random: any RandomSource
 
-    public init(store: AccountStore & SessionStore & SigningKeyStore & AuditStore & SecretStore, tokens: TokenService, random: RandomSource) {
+    public init(store: any AccountStore & SessionStore & SigningKeyStore & AuditStore & SecretStore, tokens: TokenService, random: any RandomSource) {
         self.store = store; self.tokens = tokens; self.random = random
     }
 

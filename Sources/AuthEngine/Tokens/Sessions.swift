@@ -35,11 +35,11 @@ public struct Sessions {
     /// The longest a session's `last_seen_at` may lag: one write per interval per session.
     public static let maxTouchInterval: Millis = 60_000
 
-    public let store: AccountStore & SessionStore & SigningKeyStore & AuditStore
+    public let store: any AccountStore & SessionStore & SigningKeyStore & AuditStore
     public let tokens: TokenService
-    public let random: RandomSource
+    public let random: any RandomSource
 
-    public init(store: AccountStore & SessionStore & SigningKeyStore & AuditStore, tokens: TokenService, random: RandomSource) {
+    public init(store: any AccountStore & SessionStore & SigningKeyStore & AuditStore, tokens: TokenService, random: any RandomSource) {
         self.store = store; self.tokens = tokens; self.random = random
     }
 

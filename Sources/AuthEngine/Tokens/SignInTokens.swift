@@ -11,10 +11,10 @@ public struct IssuedTokens: Sendable, Equatable {
 public struct SignInTokens {
     public static let refreshPrefix = "ghrt1."
     public let tokens: TokenService
-    public let store: SessionStore & SigningKeyStore
-    public let random: RandomSource
+    public let store: any SessionStore & SigningKeyStore
+    public let random: any RandomSource
 
-    public init(tokens: TokenService, store: SessionStore & SigningKeyStore, random: RandomSource) {
+    public init(tokens: TokenService, store: any SessionStore & SigningKeyStore, random: any RandomSource) {
         self.tokens = tokens; self.store = store; self.random = random
     }
 

@@ -1,5 +1,5 @@
 import AuthCrypto
-import JSONValue
+public import JSONValue
 
 /// The claims Gatehouse verified in an ID token or session cookie (firebase-wire.md §3.1, §3.4).
 public struct VerifiedToken: Sendable {
@@ -39,9 +39,9 @@ public struct TokenService: Sendable {
     }
 
     public let keyRing: KeyRing
-    public let clock: Clock
+    public let clock: any Clock
 
-    public init(keyRing: KeyRing, clock: Clock) {
+    public init(keyRing: KeyRing, clock: any Clock) {
         self.keyRing = keyRing
         self.clock = clock
     }
@@ -88,7 +88,7 @@ public struct TokenService: Sendable {
     }
 
     /// Signs `claims` with the current key: header `{"alg":"RS256","kid":…,"typ":"JWT"}`.
-    public func sign(_ claims: JSON, store: SigningKeyStore) throws -> String {
+    public func sign(_ claims: JSON, store: any SigningKeyStore) throws -> String {
         try sign(claims, key: keyRing.signer(store: store))
     }
 
@@ -99,7 +99,7 @@ public struct TokenService: Sendable {
     }
 
     /// A 1-hour ID token.
-    public func mintIDToken(for account: Account, provider: String, store: SigningKeyStore, authTime: Int64? = nil,
+    public func mintIDToken(for account: Account, provider: String, store: any SigningKeyStore, authTime: Int64? = nil,
                             secondFactor: SecondFactor? = nil, developerClaims: String? = nil) throws -> String {
         try mintIDToken(for: account, provider: provider, key: keyRing.signer(store: store), authTime: authTime, secondFactor: secondFactor,
                         developerClaims: developerClaims)
@@ -124,7 +124,7 @@ public struct TokenService: Sendable {
 
     /// Verifies signature (published key by `kid`, RS256 only), issuer, audience, `exp`, `iat`.
     /// Any failure → `INVALID_ID_TOKEN` (revocation is the caller's check: it needs the account).
-    public func verify(_ token: String, kind: Kind, project: String, store: SigningKeyStore, leeway: Int64 = 0) throws -> VerifiedToken {
+    public func verify(_ token: String, kind: Kind, project: String, store: any SigningKeyStore, leeway: Int64 = 0) throws -> VerifiedToken {
         do {
             let v = try checkedClaims(token, kind: kind, project: project, store: store, leeway: leeway)
             Telemetry.tokenVerification(kind: kind == .idToken ? "id_token" : "session_cookie", ok: true)
@@ -135,7 +135,7 @@ public struct TokenService: Sendable {
         }
     }
 
-    func checkedClaims(_ token: String, kind: Kind, project: String, store: SigningKeyStore, leeway: Int64) throws -> VerifiedToken {
+    func checkedClaims(_ token: String, kind: Kind, project: String, store: any SigningKeyStore, leeway: Int64) throws -> VerifiedToken {
         let invalid = AuthError(.invalidIDToken)
         guard let parts = JWS.parse(token),
               let header = try? JSONParser(TokenService.headerLimits).parse(parts.header),

@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 
 /// `accounts`.
 extension SQLStore: AccountStore {

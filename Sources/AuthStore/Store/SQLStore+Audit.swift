@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 
 /// `audit_log` (append-only, in id order).
 extension SQLStore: AuditStore {

@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 
 /// `email_links`: emailed links, kept by the hash of their oobCode.
 extension SQLStore: EmailLinkStore {

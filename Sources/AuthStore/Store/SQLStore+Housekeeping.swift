@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 
 /// `HousekeepingStore`: each purge is one `DELETE` of at most `limit` rows, chosen by a
 /// subquery with `LIMIT`, run outside any transaction (so it is its own short write).

@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 
 /// `signing_keys` and `secrets`.
 extension SQLStore: SigningKeyStore, SecretStore {

@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 
 /// `limit_counters` (fixed windows per bucket) and `sms_holds` (SMS pumping).
 extension SQLStore: LimitStore, SMSPumpingStore {

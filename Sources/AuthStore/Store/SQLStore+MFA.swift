@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 
 /// `mfa_pending` (first factors passed, awaiting the second) and `ios_receipts` (silent-push receipts).
 extension SQLStore: MFAStore, PushStore {

@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 
 /// `outbox`: messages waiting for delivery, leased by one worker at a time. A lease takes the
 /// next `lease_token`, and an outcome is recorded only while the token is still the worker's, so

@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 
 /// `phone_verifications` (the codes sent) and `phone_proofs` (a verified number awaiting its sign-in).
 extension SQLStore: PhoneStore {

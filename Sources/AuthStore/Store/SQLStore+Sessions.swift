@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 
 /// `refresh_tokens` and `sessions`, and what is done to all of an account's.
 extension SQLStore: SessionStore {

@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 
 /// The store: every port of the engine over one SQL connection, written once for SQLite and
 /// PostgreSQL (`SQLDatabase`, `SQLDialect` for what they spell differently). One instance per

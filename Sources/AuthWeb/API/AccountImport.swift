@@ -1,6 +1,6 @@
-import AuthEngine
+public import AuthEngine
 import HTTP
-import JSONValue
+public import JSONValue
 
 /// Moving accounts in and out: `accounts:batchCreate` (the Admin SDKs' `import_users`),
 /// `accounts:query`, and the JSON file `firebase auth:export` writes, which `gatehouse users

@@ -27,7 +27,7 @@ enum EmailLinkAPI {
         try ctx.refuseTenant()
         let res = try ctx.emailLinks.signIn(email: ctx.string("email"), oobCode: ctx.string("oobCode"), idToken: ctx.string("idToken"),
                                             remoteAddress: ctx.request.remoteAddress)
-        var pairs: [(String, JSONConvertible?)] = [("kind", "identitytoolkit#EmailLinkSigninResponse")]
+        var pairs: [(String, (any JSONConvertible)?)] = [("kind", "identitytoolkit#EmailLinkSigninResponse")]
         pairs += res.tokens?.wirePairs ?? []
         if let challenge = res.challenge {
             // A second factor must follow: no tokens, the pending credential and the hints (§2.17).
@@ -62,7 +62,7 @@ enum EmailLinkAPI {
     static func applyOobCode(_ ctx: inout Context) throws -> Response {
         try ctx.refuseTenant()
         let a = try ctx.emailLinks.applyVerifyEmail(oobCode: ctx.string("oobCode"), remoteAddress: ctx.request.remoteAddress)
-        var pairs: [(String, JSONConvertible?)] = [
+        var pairs: [(String, (any JSONConvertible)?)] = [
             ("kind", "identitytoolkit#SetAccountInfoResponse"), ("localId", a.localID), ("email", a.email),
             ("emailVerified", a.emailVerified), ("displayName", a.displayName), ("photoUrl", a.photoURL),
             ("providerUserInfo", JSON.array(a.providers.map(UserInfoJSON.provider))),

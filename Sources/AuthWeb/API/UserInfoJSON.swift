@@ -6,7 +6,7 @@ import JSONValue
 /// `accounts:batchGet` return. Timestamps as the clients expect: ms strings, RFC 3339, s string.
 enum UserInfoJSON {
     static func encode(_ a: Account, privileged: Bool) -> JSON {
-        var pairs: [(String, JSONConvertible?)] = [
+        var pairs: [(String, (any JSONConvertible)?)] = [
             ("localId", a.localID),
             ("email", a.email),
             ("emailVerified", a.email == nil ? nil : a.emailVerified),
@@ -36,7 +36,7 @@ enum UserInfoJSON {
 
 /// The response fields of a successful sign-in (`idToken`, `refreshToken`, `expiresIn` string).
 extension IssuedTokens {
-    var wirePairs: [(String, JSONConvertible?)] {
+    var wirePairs: [(String, (any JSONConvertible)?)] {
         [("idToken", idToken), ("refreshToken", refreshToken), ("expiresIn", String(expiresIn))]
     }
 }

@@ -15,8 +15,8 @@ final class WebClient {
     /// A production project `prod` (API key `key-prod`, test number +15555550100 → 123456) unless
     /// `projects` are given.
     init(projects: [ProjectSettings]? = nil, devMode: Bool = false, publicOrigin: String? = "https://auth.example.com",
-         adminToken: String? = "admin-secret", metricsExposition: (@Sendable () -> [UInt8])? = nil,
-         configure: (inout WebSettings) -> Void = { _ in }) throws {
+         adminToken: String? = "admin-secret", configure: (inout WebSettings) -> Void = { _ in },
+         metricsExposition: (@Sendable () -> [UInt8])? = nil) throws {
         clock = FixedClock()
         store = try SQLiteStore(path: ":memory:")
         var settings = WebSettings(projects: projects ?? [WebClient.productionProject()], devMode: devMode,
