@@ -87,7 +87,7 @@ public final class WebApp: @unchecked Sendable {
     }
 
     public func handle(_ request: Request, store: GatehouseStore) -> Response {
-        let started = Telemetry.isEnabled ? Telemetry.monotonicNanoseconds() : 0
+        let started = services.telemetry.isEnabled ? Telemetry.monotonicNanoseconds() : 0
         var response: Response
         var matched: Route?
         var failure: (any Error)?
@@ -114,7 +114,7 @@ public final class WebApp: @unchecked Sendable {
             if route.kind == .page { applyPageHeaders(&response) }
             if route.guards.contains(.cors) { CORS.decorate(&response, request: request, settings: settings) }
         }
-        if Telemetry.isEnabled {
+        if services.telemetry.isEnabled {
             record(matched, status: response.status, failure: failure, nanoseconds: Telemetry.monotonicNanoseconds() - started)
         }
         return response
@@ -131,13 +131,13 @@ public final class WebApp: @unchecked Sendable {
     /// A request's metrics: route and status, duration, the flow step it was and its outcome.
     func record(_ route: Route?, status: Int, failure: (any Error)?, nanoseconds: Int64) {
         let name = route?.name ?? "unmatched"
-        Telemetry.request(route: name, status: status, nanoseconds: nanoseconds)
+        services.telemetry.request(route: name, status: status, nanoseconds: nanoseconds)
         let reason = failure.map(WebApp.metricReason)
         if reason == AuthError.Code.tooManyAttempts.rawValue || reason == AuthError.Code.quotaExceeded.rawValue {
-            Telemetry.rateLimited(route: name)
+            services.telemetry.rateLimited(route: name)
         }
         if let flow = route?.flow {
-            Telemetry.flow(flow.flow, step: flow.step, outcome: reason ?? (status < 400 ? "ok" : "HTTP_\(status)"))
+            services.telemetry.flow(flow.flow, step: flow.step, outcome: reason ?? (status < 400 ? "ok" : "HTTP_\(status)"))
         }
     }
 

@@ -53,6 +53,7 @@ public final class OutboxWorker: @unchecked Sendable {
     /// the others (pushes have their own, so a slow SMS provider never delays them).
     let channels: [OutboxMessage.Channel]
     let clock: any Clock
+    let telemetry: Telemetry
     private let condition = Condition()
     private var stopping = false
     private var stopRequestedAt: Millis = 0
@@ -65,8 +66,9 @@ public final class OutboxWorker: @unchecked Sendable {
     private var lastHousekeeping: Millis = 0
 
     public init(makeStore: @escaping () throws -> any OutboxStore, senders: [OutboxMessage.Channel: any MessageSender],
-                clock: any Clock = SystemClock(), maxAttempts: Int = 8, housekeeping: (() throws -> Void)? = nil) {
+                clock: any Clock = SystemClock(), maxAttempts: Int = 8, telemetry: Telemetry = .off, housekeeping: (() throws -> Void)? = nil) {
         self.makeStore = makeStore
+        self.telemetry = telemetry
         self.senders = senders
         channels = OutboxMessage.Channel.allCases.filter { senders[$0] != nil }
         self.clock = clock
@@ -205,7 +207,7 @@ public final class OutboxWorker: @unchecked Sendable {
                 continue
             case let .exhausted(m):
                 handled += 1
-                Telemetry.delivery(channel: m.channel.rawValue, provider: senders[m.channel]?.provider ?? "none", result: "dead")
+                telemetry.delivery(channel: m.channel.rawValue, provider: senders[m.channel]?.provider ?? "none", result: "dead")
                 Log.warning("outbox: \(m.channel.rawValue) #\(m.id) dead after \(m.attempts) attempt(s): \(m.lastError ?? "attempts used up")")
             case let .leased(lease):
                 handled += 1
@@ -223,7 +225,7 @@ public final class OutboxWorker: @unchecked Sendable {
         let recorded: Bool
         guard let sender = senders[m.channel] else {
             recorded = try store.markFailed(lease, error: "no sender for \(m.channel.rawValue)", nextAttemptAt: nil, at: clock.now())
-            Telemetry.delivery(channel: m.channel.rawValue, provider: "none", result: "dead")
+            telemetry.delivery(channel: m.channel.rawValue, provider: "none", result: "dead")
             Log.warning("\(line) has no sender (dead)" + OutboxWorker.notRecorded(recorded))
             return
         }
@@ -240,11 +242,11 @@ public final class OutboxWorker: @unchecked Sendable {
             let permanent = error is PermanentDeliveryError
             let next: Millis? = (permanent || attempts >= maxAttempts) ? nil : clock.now() + OutboxWorker.backoff(attempts: attempts)
             recorded = try store.markFailed(lease, error: "\(error)", nextAttemptAt: next, at: clock.now())
-            Telemetry.delivery(channel: m.channel.rawValue, provider: sender.provider, result: next == nil ? "dead" : "failed")
+            telemetry.delivery(channel: m.channel.rawValue, provider: sender.provider, result: next == nil ? "dead" : "failed")
             Log.warning("\(line) attempt \(attempts) failed: \(error)" + (next == nil ? " (dead)" : "") + OutboxWorker.notRecorded(recorded))
         } else {
             recorded = try store.markSent(lease, at: clock.now(), keepBody: sender.keepsBody)
-            Telemetry.delivery(channel: m.channel.rawValue, provider: sender.provider, result: "sent")
+            telemetry.delivery(channel: m.channel.rawValue, provider: sender.provider, result: "sent")
             Log.info("\(line) sent after \(attempts) attempt(s)" + OutboxWorker.notRecorded(recorded))
         }
     }

@@ -302,9 +302,9 @@ struct ResponderSupervisor {
     /// The child: the responder and the outbox, until SIGTERM (the signal mask is inherited).
     static func runResponder(_ config: Config, socket: String) -> Never {
         do {
-            let runtime = try Runtime(config: config)
+            let runtime = try Runtime(config: config, metrics: true)
             let outbox = try runtime.makeOutbox()
-            let app = try runtime.webApp(outbox: outbox, metrics: true)
+            let app = try runtime.webApp(outbox: outbox)
             outbox.start()
             // nginx's workers must reach the socket; it is bound to this data folder on loopback only.
             let server = try startServer(runtime, app: app, socketOverride: socket, socketMode: 0o666)

@@ -18,7 +18,9 @@ struct Runtime {
     /// `store`: the connection to do that on (CGI serves on it); else one opened for that.
     /// `deleteExpiredKeys`: also delete signing keys whose publication ended (a write
     /// transaction); CGI leaves that to the next rotation or start of any other command.
-    init(config: Config, store: AppStore? = nil, deleteExpiredKeys: Bool = true) throws {
+    /// `metrics`: a long-running responder (`serve`, `dev`) records metrics when the configuration
+    /// allows; CGI mode and the other commands record none.
+    init(config: Config, store: AppStore? = nil, deleteExpiredKeys: Bool = true, metrics: Bool = false) throws {
         var config = config
         // Dev mode makes its TOTP key on first start (production names its file: `config check`).
         if let problem = config.loadTOTPKey(create: true).first { throw ConfigError(problem) }
@@ -28,7 +30,7 @@ struct Runtime {
         // The data folder holds the SQLite file; a PostgreSQL deployment (a CGI program among
         // them, whose working folder may not be writable) needs none.
         if case .sqlite = config.store { try Runtime.makeDirectories(config.dataDir) }
-        services = AuthServices()
+        services = AuthServices(telemetry: metrics && config.metricsEnabled ? Telemetry(enabled: true) : .off)
         let keyStore = try store ?? Runtime.open(config.store, migrate: true)
         try services.keyRing.ensureKey(store: keyStore, random: services.random, deleteExpired: deleteExpiredKeys)
     }
@@ -36,18 +38,20 @@ struct Runtime {
     /// The web app over these services. `validateTemplates`: parse every template now so a broken
     /// one fails at start (all but CGI mode, where each request is a new process and parses only
     /// what it renders). `outbox`: the worker a committed message wakes (none in CGI mode).
-    /// `metrics`: bootstrap the metrics backend and answer `/__/auth/metrics` (not in CGI mode).
-    func webApp(validateTemplates: Bool = true, outbox: OutboxWorkers? = nil, metrics: Bool = false) throws -> WebApp {
+    /// `/__/auth/metrics` is answered when the services record metrics.
+    func webApp(validateTemplates: Bool = true, outbox: OutboxWorkers? = nil) throws -> WebApp {
         let templates = try Templates(directory: try Runtime.resourcesDirectory(config))
         if validateTemplates { try templates.validateAll() }
         var settings = WebSettings(projects: config.projects, devMode: config.mode == .dev, publicOrigin: config.publicOrigin,
                                    adminToken: config.adminToken, version: Runtime.version)
         settings.maxBodyBytes = config.maxBodyBytes
         settings.maxImportBodyBytes = config.maxImportBodyBytes
+        var exposition: (@Sendable () -> [UInt8])?
+        if let registry = services.telemetry.registry { exposition = { registry.exposition() } }
         var notify: @Sendable () -> Void = {}
         if let outbox { notify = { outbox.wake() } }
         return WebApp(settings: settings, services: services, templates: templates, outboxNotifier: notify,
-                      externalVerifier: SiteVerifier(), metricsExposition: metrics && config.metricsEnabled ? MetricsBackend.exposition() : nil)
+                      externalVerifier: SiteVerifier(), metricsExposition: exposition)
     }
 
     /// Applies the migrations the database lacks; a current schema costs one read.
@@ -73,10 +77,11 @@ struct Runtime {
     func makeOutbox() throws -> OutboxWorkers {
         let senders: [OutboxMessage.Channel: any MessageSender] = [.sms: try SMSProviders.make(config.sms), .email: try EmailTransports.make(config.email)]
         let location = config.store
-        let messages = OutboxWorker(makeStore: { try Runtime.open(location) }, senders: senders, housekeeping: { [retention = config.retention] in
+        let messages = OutboxWorker(makeStore: { try Runtime.open(location) }, senders: senders, telemetry: services.telemetry,
+                                    housekeeping: { [retention = config.retention] in
             try Runtime.housekeeping(location, retention: retention)
         })
-        let pushes = OutboxWorker(makeStore: { try Runtime.open(location) }, senders: [.push: makePushSender()])
+        let pushes = OutboxWorker(makeStore: { try Runtime.open(location) }, senders: [.push: makePushSender()], telemetry: services.telemetry)
         return OutboxWorkers(all: [messages, pushes])
     }
 

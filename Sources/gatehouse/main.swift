@@ -100,9 +100,9 @@ struct Serve: Command {
             return
         }
         Signals.blockTermination()
-        let runtime = try Runtime(config: config)
+        let runtime = try Runtime(config: config, metrics: true)
         let outbox = try runtime.makeOutbox()
-        let app = try runtime.webApp(outbox: outbox, metrics: true)
+        let app = try runtime.webApp(outbox: outbox)
         outbox.start()
         let server = try startServer(runtime, app: app)
         let sig = Signals.wait()

@@ -14,9 +14,10 @@ public struct SMSPumpingGuard {
     public let store: any SMSPumpingStore
     public let clock: any Clock
     public let project: ProjectSettings
+    public let telemetry: Telemetry
 
-    public init(store: any SMSPumpingStore, clock: any Clock, project: ProjectSettings) {
-        self.store = store; self.clock = clock; self.project = project
+    public init(store: any SMSPumpingStore, clock: any Clock, project: ProjectSettings, telemetry: Telemetry = .off) {
+        self.store = store; self.clock = clock; self.project = project; self.telemetry = telemetry
     }
 
     static let bucket: Millis = 300_000
@@ -65,7 +66,7 @@ public struct SMSPumpingGuard {
 
     /// A refusal, counted by what refused it (`project`, `prefix`, `region`, or a hold of one).
     func refused(_ by: String) -> AuthError {
-        Telemetry.pumpingRefused(kind: by)
+        telemetry.pumpingRefused(kind: by)
         return AuthError(.tooManyAttempts)
     }
 
@@ -89,7 +90,7 @@ public struct SMSPumpingGuard {
         try store.putSMSHold(SMSHold(projectID: project.id, kind: t.kind, key: t.key, heldAt: now,
                                      expiresAt: hours > 0 ? now + hours * SMSPumpingGuard.hour : nil,
                                      recentCount: recent, baselineCount: baseline))
-        Telemetry.pumpingHold(kind: t.kind.rawValue)
+        telemetry.pumpingHold(kind: t.kind.rawValue)
         Log.warning("SMS pumping: \(t.kind.rawValue) \(t.key) of project \(project.id) held (\(recent) SMS in the last hour, "
                     + "\(baseline) in the 24 hours before); release with: gatehouse sms holds release \(t.key) --project \(project.id)")
     }

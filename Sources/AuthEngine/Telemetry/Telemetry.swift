@@ -5,9 +5,10 @@ import Glibc
 /// Every metric Gatehouse records, named once (docs/operations.md lists them). Each name keeps
 /// one fixed set of label names, and every label value comes from a closed set (route patterns,
 /// error codes, channels, provider names), never from a request's own text, so a client cannot
-/// grow the series. Nothing is recorded until a long-running responder calls `enable()` (CGI
-/// mode, the CLI and the tests record nothing).
-public enum Telemetry {
+/// grow the series. One instance per process, made by the composition root and held by
+/// `AuthServices`: a long-running responder's records (`Telemetry(enabled: true)`); CGI mode, the
+/// CLI and the tests hold `Telemetry.off`, which records nothing.
+public final class Telemetry: Sendable {
     public enum Name {
         public static let requests = "gatehouse_http_requests_total"
         public static let requestDuration = "gatehouse_http_request_duration_seconds"
@@ -27,22 +28,28 @@ public enum Telemetry {
     /// send with a synchronous store commit in a few.
     public static let durationBuckets: [Double] = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]
 
-    nonisolated(unsafe) public private(set) static var registry: MetricsRegistry?
-    public static var isEnabled: Bool { registry != nil }
+    /// The registry `/__/auth/metrics` reads; nil when off.
+    public let registry: MetricsRegistry?
+    public var isEnabled: Bool { registry != nil }
     /// The families' ids in the registry, for the per-request path (no name lookups).
-    nonisolated(unsafe) static var ids: [String: Int] = [:]
-    nonisolated(unsafe) static var requestsID = -1
-    nonisolated(unsafe) static var durationID = -1
-    nonisolated(unsafe) static var verificationsID = -1
+    private let ids: [String: Int]
+    private let requestsID: Int, durationID: Int, verificationsID: Int
 
-    /// Makes the process's registry with every family declared; called once, before serving.
-    @discardableResult
-    public static func enable() -> MetricsRegistry {
-        if let registry { return registry }
+    /// Records nothing.
+    public static let off = Telemetry(enabled: false)
+
+    /// With `enabled`, a registry with every family declared.
+    public init(enabled: Bool) {
+        guard enabled else {
+            registry = nil
+            ids = [:]
+            (requestsID, durationID, verificationsID) = (-1, -1, -1)
+            return
+        }
         let r = MetricsRegistry()
         r.declare(Name.requests, .counter, help: "Answered requests by route pattern and status.", labels: ["route", "status"])
         r.declare(Name.requestDuration, .histogram, help: "Time in the responder by route pattern.", labels: ["route"],
-                  buckets: durationBuckets)
+                  buckets: Telemetry.durationBuckets)
         r.declare(Name.flows, .counter, help: "Flow steps by flow, step and outcome (ok or the error code).",
                   labels: ["flow", "step", "outcome"])
         r.declare(Name.rateLimited, .counter, help: "Answers refused by a budget, by route pattern.", labels: ["route"])
@@ -55,52 +62,53 @@ public enum Telemetry {
         r.declare(Name.verifications, .counter, help: "Session checks of /__/auth/verify by result.", labels: ["result"])
         r.declare(Name.tokenVerifications, .counter, help: "Full token checks by kind and result.", labels: ["kind", "result"])
         r.declare(Name.signingKeyAge, .gauge, help: "Age of the key signing tokens now.")
+        var ids: [String: Int] = [:]
         for name in [Name.requests, Name.requestDuration, Name.flows, Name.rateLimited, Name.pumpingRefusals, Name.pumpingHolds,
                      Name.deliveries, Name.outboxDepth, Name.outboxOldest, Name.verifications, Name.tokenVerifications, Name.signingKeyAge] {
             ids[name] = r.id(name)
         }
+        self.ids = ids
         requestsID = ids[Name.requests] ?? -1
         durationID = ids[Name.requestDuration] ?? -1
         verificationsID = ids[Name.verifications] ?? -1
         registry = r
-        return r
     }
 
     /// One answered request: its route pattern (`unmatched` for none), status and duration.
-    public static func request(route: String, status: Int, nanoseconds: Int64) {
+    public func request(route: String, status: Int, nanoseconds: Int64) {
         registry?.add(requestsID, [route, String(status)], observe: durationID, [route], Double(nanoseconds) / 1e9)
     }
 
     /// A step of a flow (`phone`, `email_link`, `mfa`, `app_verification`, `push`, `custom_token`):
     /// `start`, `complete`, …, and its outcome (`ok`, or the error code it failed with).
-    public static func flow(_ flow: String, step: String, outcome: String) {
+    public func flow(_ flow: String, step: String, outcome: String) {
         count(Name.flows, [flow, step, outcome])
     }
 
-    public static func rateLimited(route: String) { count(Name.rateLimited, [route]) }
+    public func rateLimited(route: String) { count(Name.rateLimited, [route]) }
 
     /// The SMS pumping guard refused a send (`kind`: `prefix`, `region`, `project`, or a hold of one) or placed a hold.
-    public static func pumpingRefused(kind: String) { count(Name.pumpingRefusals, [kind]) }
+    public func pumpingRefused(kind: String) { count(Name.pumpingRefusals, [kind]) }
 
-    public static func pumpingHold(kind: String) { count(Name.pumpingHolds, [kind]) }
+    public func pumpingHold(kind: String) { count(Name.pumpingHolds, [kind]) }
 
     /// One delivery attempt's outcome: `sent`, `failed` (to be retried) or `dead`.
-    public static func delivery(channel: String, provider: String, result: String) {
+    public func delivery(channel: String, provider: String, result: String) {
         count(Name.deliveries, [channel, provider, result])
     }
 
     /// A session check (`/__/auth/verify`): `ok`, `forbidden`, `mfa_required` or why it was signed out.
-    public static func verification(result: String) { registry?.add(verificationsID, [result], 1) }
+    public func verification(result: String) { registry?.add(verificationsID, [result], 1) }
 
     /// A token checked by its signature and claims (`id_token`, `session_cookie`): `ok` or `invalid`.
-    public static func tokenVerification(kind: String, ok: Bool) {
+    public func tokenVerification(kind: String, ok: Bool) {
         count(Name.tokenVerifications, [kind, ok ? "ok" : "invalid"])
     }
 
     /// Values read when metrics are scraped rather than counted as they happen.
-    public static func gauge(_ name: String, _ labels: [String], _ value: Double) { if let id = ids[name] { registry?.set(id, labels, value) } }
+    public func gauge(_ name: String, _ labels: [String], _ value: Double) { if let id = ids[name] { registry?.set(id, labels, value) } }
 
-    static func count(_ name: String, _ labels: [String]) {
+    func count(_ name: String, _ labels: [String]) {
         guard let registry, let id = ids[name] else { return }
         registry.add(id, labels, 1)
     }

@@ -1,16 +1,19 @@
 /// The engine's long-lived services, made once per process by the composition root (the
 /// `gatehouse` executable's `Runtime`) and used alike by the web layer and the command line:
-/// one clock, one source of randomness, one key ring and the token service over it.
+/// one clock, one source of randomness, one key ring and the token service over it, and the
+/// process's metrics (`Telemetry.off` unless a long-running responder records them).
 public final class AuthServices: @unchecked Sendable {
     public let clock: any Clock
     public let random: any RandomSource
     public let keyRing: KeyRing
     public let tokens: TokenService
+    public let telemetry: Telemetry
 
-    public init(clock: any Clock = SystemClock(), random: any RandomSource = SystemRandom()) {
+    public init(clock: any Clock = SystemClock(), random: any RandomSource = SystemRandom(), telemetry: Telemetry = .off) {
         self.clock = clock
         self.random = random
+        self.telemetry = telemetry
         keyRing = KeyRing(clock: clock)
-        tokens = TokenService(keyRing: keyRing, clock: clock)
+        tokens = TokenService(keyRing: keyRing, clock: clock, telemetry: telemetry)
     }
 }

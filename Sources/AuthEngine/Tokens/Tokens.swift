@@ -40,10 +40,14 @@ public struct TokenService: Sendable {
 
     public let keyRing: KeyRing
     public let clock: any Clock
+    /// Where token checks are counted (and, for the flows that sign with this service, the rest
+    /// of their metrics).
+    public let telemetry: Telemetry
 
-    public init(keyRing: KeyRing, clock: any Clock) {
+    public init(keyRing: KeyRing, clock: any Clock, telemetry: Telemetry = .off) {
         self.keyRing = keyRing
         self.clock = clock
+        self.telemetry = telemetry
     }
 
     /// The claim set of a token for `account` signed in with `provider`.
@@ -127,10 +131,10 @@ public struct TokenService: Sendable {
     public func verify(_ token: String, kind: Kind, project: String, store: any SigningKeyStore, leeway: Int64 = 0) throws -> VerifiedToken {
         do {
             let v = try checkedClaims(token, kind: kind, project: project, store: store, leeway: leeway)
-            Telemetry.tokenVerification(kind: kind == .idToken ? "id_token" : "session_cookie", ok: true)
+            telemetry.tokenVerification(kind: kind == .idToken ? "id_token" : "session_cookie", ok: true)
             return v
         } catch let e as AuthError {
-            Telemetry.tokenVerification(kind: kind == .idToken ? "id_token" : "session_cookie", ok: false)
+            telemetry.tokenVerification(kind: kind == .idToken ? "id_token" : "session_cookie", ok: false)
             throw e
         }
     }

@@ -12,12 +12,12 @@ enum MetricsAPI {
         let backlog = try ctx.store.outboxBacklog()
         for channel in OutboxMessage.Channel.allCases {
             let b = backlog.first { $0.channel == channel }
-            Telemetry.gauge(Telemetry.Name.outboxDepth, [channel.rawValue], Double(b?.count ?? 0))
-            Telemetry.gauge(Telemetry.Name.outboxOldest, [channel.rawValue],
+            ctx.app.services.telemetry.gauge(Telemetry.Name.outboxDepth, [channel.rawValue], Double(b?.count ?? 0))
+            ctx.app.services.telemetry.gauge(Telemetry.Name.outboxOldest, [channel.rawValue],
                             b.map { Double(max(now - $0.oldestCreatedAt, 0)) / 1000 } ?? 0)
         }
         let signer = try ctx.app.keyRing.signer(store: ctx.store)
-        Telemetry.gauge(Telemetry.Name.signingKeyAge, [], Double(max(now - signer.record.createdAt, 0)) / 1000)
+        ctx.app.services.telemetry.gauge(Telemetry.Name.signingKeyAge, [], Double(max(now - signer.record.createdAt, 0)) / 1000)
         return Response(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")],
                         body: emit())
     }

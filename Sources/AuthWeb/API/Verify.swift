@@ -22,7 +22,7 @@ enum VerifyAPI {
         let check = try ctx.sessions.authorize(cookie: ctx.sessionCookieValue, project: ctx.project.id, cache: ctx.app.sessionCache)
         guard let identity = check.identity else {
             if case let .signedOut(reason) = check {
-                Telemetry.verification(result: reason.rawValue)
+                ctx.app.services.telemetry.verification(result: reason.rawValue)
                 if reason != .missing { Log.debug("verify: refused (\(reason.rawValue))", requestID: ctx.request.logID) }
             }
             return Response(status: 401, headers: [("Location", signInURL(ctx, continueURL: ctx.request.header("x-original-url"))), noStore])
@@ -30,16 +30,16 @@ enum VerifyAPI {
         let rule = SessionRequirements(users: ctx.request.header("x-gatehouse-require-users"),
                                        claims: ctx.request.header("x-gatehouse-require-claim"))
         guard rule.allows(identity) else {
-            Telemetry.verification(result: "forbidden")
+            ctx.app.services.telemetry.verification(result: "forbidden")
             return Response(status: 403, headers: [noStore])
         }
         // `?require=mfa` (protect-mfa.conf): plain verifies have no query, so they read none.
         if !ctx.request.rawQuery.isEmpty, ctx.request.query("require") == "mfa", identity.secondFactor == nil {
             guard ctx.project.mfa.allowsPhone else {
-                Telemetry.verification(result: "forbidden")
+                ctx.app.services.telemetry.verification(result: "forbidden")
                 return Response(status: 403, headers: [noStore])
             }
-            Telemetry.verification(result: "mfa_required")
+            ctx.app.services.telemetry.verification(result: "mfa_required")
             return Response(status: 401, headers: [("Location", secondFactorURL(ctx, identity, continueURL: ctx.request.header("x-original-url"))),
                                                    noStore])
         }
@@ -47,7 +47,7 @@ enum VerifyAPI {
         if let p = identity.account.phoneNumber { headers.append(("X-Auth-Phone", p)) }
         if let e = identity.account.email { headers.append(("X-Auth-Email", e)) }
         headers.append(noStore)
-        Telemetry.verification(result: "ok")
+        ctx.app.services.telemetry.verification(result: "ok")
         return Response(status: 200, headers: headers)
     }
 
