@@ -24,12 +24,12 @@ enum RequestTargets {
 
         init() {
             do {
-                Log.level = .error
+                let log = Log(level: .error)
                 guard let dir = Templates.bundledDirectory else { throw FuzzSetUpError() }
-                let templates = try Templates(directory: dir)
+                let templates = try Templates(directory: dir, log: log)
                 let settings = WebSettings(projects: [fuzzProject, ProjectSettings.devDefault()], devMode: true,
                                            adminToken: "fuzz-admin", version: "fuzz")
-                app = WebApp(settings: settings, services: AuthServices(clock: FixedClock(), random: SeededRandom()), templates: templates)
+                app = WebApp(settings: settings, services: AuthServices(clock: FixedClock(), random: SeededRandom(), log: log), templates: templates)
                 store = try SQLiteStore(path: ":memory:")
                 try app.keyRing.ensureKey(store: store, random: app.random)
             } catch {

@@ -38,9 +38,9 @@ enum CORS {
     }
 
     /// The answer to `OPTIONS` on a `.cors` route whose methods are `methods`.
-    static func preflight(_ request: Request, methods: [String], settings: WebSettings) -> Response {
+    static func preflight(_ request: Request, methods: [String], settings: WebSettings, log: Log) -> Response {
         guard let origin = request.header("origin"), allows(origin: origin, request: request, settings: settings) else {
-            refused(request)
+            refused(request, log: log)
             return Response(status: 403, headers: [("Vary", "Origin"), ("Cache-Control", "no-store")])
         }
         var headers: [(String, String)] = [
@@ -61,11 +61,11 @@ enum CORS {
     }
 
     /// Adds the CORS headers of an actual (not preflight) answer of a `.cors` route.
-    static func decorate(_ response: inout Response, request: Request, settings: WebSettings) {
+    static func decorate(_ response: inout Response, request: Request, settings: WebSettings, log: Log) {
         guard let origin = request.header("origin") else { return }
         response.headers.append(("Vary", "Origin"))
         guard allows(origin: origin, request: request, settings: settings) else {
-            refused(request)
+            refused(request, log: log)
             return
         }
         response.headers.append(("Access-Control-Allow-Origin", origin))
@@ -80,10 +80,10 @@ enum CORS {
         return names.joined(separator: ", ")
     }
 
-    static func refused(_ request: Request) {
+    static func refused(_ request: Request, log: Log) {
         let origin = String((request.header("origin") ?? "").unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F }
                                 .prefix(120).map(Character.init))
-        Log.warning("CORS: origin \(origin) refused for \(request.path) (not an allowed origin of the API key's project)",
+        log.warning("CORS: origin \(origin) refused for \(request.path) (not an allowed origin of the API key's project)",
                     requestID: request.logID)
     }
 

@@ -7,19 +7,19 @@ extension WebApp {
     func renderAPIError(_ error: any Error, requestID: String) -> Response {
         switch error {
         case let e as AuthError:
-            if e.code == .internalError { Log.error("internal: \(e.message)", requestID: requestID) }
+            if e.code == .internalError { log.error("internal: \(e.message)", requestID: requestID) }
             let transport = isTransportClass(e.code)
             return ErrorEnvelope.response(code: httpStatus(e.code), message: e.message, reason: transport ? reason(e.code) : "invalid",
                                           status: transport ? canonicalStatus(e.code) : nil)
         case let e as WireFailure:
             return e.response
         case let e as any StoreFailure where e.isTemporary:
-            Log.error("store \(e.isOutOfSpace ? "out of space" : "unavailable"): \(error)", requestID: requestID)
+            log.error("store \(e.isOutOfSpace ? "out of space" : "unavailable"): \(error)", requestID: requestID)
             return ErrorEnvelope.response(code: 503, message: e.isOutOfSpace ? WebApp.outOfSpaceMessage : WebApp.unavailableMessage,
                                           reason: "backendError", status: "UNAVAILABLE",
                                           headers: [("Retry-After", WebApp.outOfSpaceRetrySeconds)])
         default:
-            Log.error("internal error: \(error)", requestID: requestID)
+            log.error("internal error: \(error)", requestID: requestID)
             return ErrorEnvelope.response(code: 500, message: "INTERNAL : An internal error has occurred.", reason: "backendError", status: "INTERNAL")
         }
     }
@@ -74,15 +74,15 @@ extension WebApp {
         case let e as AuthError:
             status = httpStatus(e.code)
             key = "error." + e.code.rawValue
-            if e.code == .internalError { Log.error("internal: \(e.message)", requestID: ctx.request.logID) }
+            if e.code == .internalError { ctx.app.log.error("internal: \(e.message)", requestID: ctx.request.logID) }
         case let e as WireFailure:
             return e.response
         case let e as any StoreFailure where e.isTemporary:
-            Log.error("store \(e.isOutOfSpace ? "out of space" : "unavailable"): \(error)", requestID: ctx.request.logID)
+            ctx.app.log.error("store \(e.isOutOfSpace ? "out of space" : "unavailable"): \(error)", requestID: ctx.request.logID)
             status = 503
             key = "error.INTERNAL"
         default:
-            Log.error("internal error: \(error)", requestID: ctx.request.logID)
+            ctx.app.log.error("internal error: \(error)", requestID: ctx.request.logID)
             status = 500
             key = "error.INTERNAL"
         }

@@ -31,7 +31,7 @@ enum SessionCookie {
     static func clear(ctx: Context, response: inout Response) {
         if let current = ctx.sessionCookieValue {
             do { try ctx.sessions.signOut(cookie: current, project: ctx.project.id, cache: ctx.app.sessionCache) } catch {
-                Log.warning("sign-out: could not revoke the session: \(error)", requestID: ctx.request.logID)
+                ctx.app.log.warning("sign-out: could not revoke the session: \(error)", requestID: ctx.request.logID)
             }
         }
         response.addCookie(cookie("", project: ctx.project, maxAge: 0))

@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 import Locking
 
 /// Mustache templates for pages, SMS and email (`Resources/templates/**/*.mustache`) plus locales,
@@ -44,8 +44,12 @@ public final class Templates: @unchecked Sendable {
 
     /// Checks that `<directory>/templates` exists; templates are listed and parsed, and
     /// `<directory>/locales` loaded, on use.
-    public init(directory: String) throws {
+    /// Where a template or locale that fails to load is reported.
+    let log: Log
+
+    public init(directory: String, log: Log = Log()) throws {
         self.directory = directory
+        self.log = log
         regions = RegionTables(directory: directory)
         let base = directory + "/templates"
         guard ResourceFiles.isDirectory(base) else { throw TemplateError("no templates in \(base)") }
@@ -55,7 +59,7 @@ public final class Templates: @unchecked Sendable {
     /// needs them); a folder that does not load is logged and leaves every string empty.
     public var locales: Locales {
         do { return try loadLocales() } catch {
-            Log.error("\(error)")
+            log.error("\(error)")
             return localesLock.withLock {
                 if loadedLocales == nil { loadedLocales = Locales() }
                 return loadedLocales!
@@ -66,7 +70,7 @@ public final class Templates: @unchecked Sendable {
     private func loadLocales() throws -> Locales {
         try localesLock.withLock {
             if let l = loadedLocales { return l }
-            let l = try Locales(directory: directory + "/locales")
+            let l = try Locales(directory: directory + "/locales", log: log)
             loadedLocales = l
             return l
         }
@@ -168,14 +172,14 @@ public final class Templates: @unchecked Sendable {
     private func render(_ name: String, lang: String, reserved: Bool, own: (Bool) -> TemplateValue) -> [UInt8] {
         let found: (nodes: [MustacheNode], size: Int, fixed: TemplateValue)?
         do { found = try nodes(name, lang: lang, locales: locales) } catch {
-            Log.error("\(error)")
+            log.error("\(error)")
             return []
         }
         guard let (nodes, size, fixed) = found else {
-            Log.error("missing template \(name)")
+            log.error("missing template \(name)")
             return []
         }
-        if reserved { Log.error("template \(name): the values t and lang are reserved") }
+        if reserved { log.error("template \(name): the values t and lang are reserved") }
         let out = MustacheRenderer.render(nodes, stack: [fixed, own(reserved)], capacity: size)
         if out.count > size { remember(size: out.count, of: name, lang: lang) }
         return out

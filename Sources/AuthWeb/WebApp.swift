@@ -48,6 +48,7 @@ public final class WebApp: @unchecked Sendable {
     public var random: any RandomSource { services.random }
     public var keyRing: KeyRing { services.keyRing }
     public var tokens: TokenService { services.tokens }
+    public var log: Log { services.log }
     public let templates: Templates
     let routes: Router<Route>
     /// The CSRF key read last and until when it is used without reading it again (`CSRF.key`).
@@ -96,7 +97,7 @@ public final class WebApp: @unchecked Sendable {
             response = WireFailure.notFound.response
         case let .methodNotAllowed(allowed) where request.method == "OPTIONS" && isCORSRoute(path: request.path, methods: allowed):
             // A browser's preflight of a client API call: answered from the settings alone.
-            response = CORS.preflight(request, methods: allowed, settings: settings)
+            response = CORS.preflight(request, methods: allowed, settings: settings, log: log)
         case let .methodNotAllowed(allowed):
             response = ErrorEnvelope.response(code: 405, message: "Method \(request.method) not allowed; use \(Set(allowed).sorted().joined(separator: ", "))",
                                               reason: "methodNotAllowed", status: "INVALID_ARGUMENT",
@@ -112,7 +113,7 @@ public final class WebApp: @unchecked Sendable {
                 response = route.kind == .page ? renderPageError(error, ctx: ctx) : renderAPIError(error, requestID: request.logID)
             }
             if route.kind == .page { applyPageHeaders(&response) }
-            if route.guards.contains(.cors) { CORS.decorate(&response, request: request, settings: settings) }
+            if route.guards.contains(.cors) { CORS.decorate(&response, request: request, settings: settings, log: log) }
         }
         if services.telemetry.isEnabled {
             record(matched, status: response.status, failure: failure, nanoseconds: Telemetry.monotonicNanoseconds() - started)

@@ -40,7 +40,10 @@ public final class APNsSender: MessageSender, @unchecked Sendable {
     }
     private let state = Locked(State())
 
-    public init(apps: [App], timeout: Int = 10, clock: any Clock = SystemClock()) {
+    private let log: Log
+
+    public init(apps: [App], timeout: Int = 10, clock: any Clock = SystemClock(), log: Log = Log()) {
+        self.log = log
         var table: [String: App] = [:]
         for app in apps { table[APNsSender.appKey(app.projectID, app.bundleID)] = app }
         self.apps = table
@@ -90,7 +93,7 @@ public final class APNsSender: MessageSender, @unchecked Sendable {
         let url = app.settings.gatewayURL(sandbox: target.sandbox) + "/3/device/" + m.recipient
         var answer = try post(url, body: Array(m.body.utf8), target: target, app: app, renew: false)
         if answer.status == 403 && answer.reason == "ExpiredProviderToken" {
-            Log.info("apns: the provider token of key \(app.settings.keyID) expired early; renewed")
+            log.info("apns: the provider token of key \(app.settings.keyID) expired early; renewed")
             answer = try post(url, body: Array(m.body.utf8), target: target, app: app, renew: true)
         }
         return answer

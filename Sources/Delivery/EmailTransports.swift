@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,14 +13,14 @@ public enum EmailTransports {
     static let smtpKeys: Set<String> = ["url", "username", "password", "password_env", "starttls", "timeout_seconds"]
     static let sendmailKeys: Set<String> = ["command", "timeout_seconds"]
 
-    public static func make(_ config: JSON, environment: [String: String] = Platform.environment()) throws -> any MessageSender {
+    public static func make(_ config: JSON, environment: [String: String] = Platform.environment(), log: Log = Log()) throws -> any MessageSender {
         let found = problems(config, environment: environment)
         if let first = found.first { throw PermanentDeliveryError(first) }
         switch config["transport"]?.stringValue ?? "dev" {
         case "smtp": return SMTPTransport(settings: try EmailSenderSettings(config), config: try SMTPConfig(config, environment: environment))
         case "sendmail": return SendmailTransport(settings: try EmailSenderSettings(config), command: SendmailTransport.command(config),
                                                   timeout: config["timeout_seconds"]?.int64Value.map(Int.init) ?? 20)
-        default: return DevSender()
+        default: return DevSender(log: log)
         }
     }
 

@@ -54,6 +54,7 @@ public final class OutboxWorker: @unchecked Sendable {
     let channels: [OutboxMessage.Channel]
     let clock: any Clock
     let telemetry: Telemetry
+    let log: Log
     private let condition = Condition()
     private var stopping = false
     private var stopRequestedAt: Millis = 0
@@ -66,9 +67,11 @@ public final class OutboxWorker: @unchecked Sendable {
     private var lastHousekeeping: Millis = 0
 
     public init(makeStore: @escaping () throws -> any OutboxStore, senders: [OutboxMessage.Channel: any MessageSender],
-                clock: any Clock = SystemClock(), maxAttempts: Int = 8, telemetry: Telemetry = .off, housekeeping: (() throws -> Void)? = nil) {
+                clock: any Clock = SystemClock(), maxAttempts: Int = 8, telemetry: Telemetry = .off, log: Log = Log(),
+                housekeeping: (() throws -> Void)? = nil) {
         self.makeStore = makeStore
         self.telemetry = telemetry
+        self.log = log
         self.senders = senders
         channels = OutboxMessage.Channel.allCases.filter { senders[$0] != nil }
         self.clock = clock
@@ -95,7 +98,7 @@ public final class OutboxWorker: @unchecked Sendable {
         }, box.toOpaque())
         guard rc == 0 else {
             box.release()
-            Log.error("outbox: cannot start its thread: \(rc)")
+            log.error("outbox: cannot start its thread: \(rc)")
             return
         }
         thread = tid
@@ -148,7 +151,7 @@ public final class OutboxWorker: @unchecked Sendable {
             pthread_join(thread, nil)
         } else {
             pthread_detach(thread)
-            Log.warning("outbox: a send was still running \(OutboxWorker.stopGrace / 1000) s after the stop request; its message is sent again once its lease expires")
+            log.warning("outbox: a send was still running \(OutboxWorker.stopGrace / 1000) s after the stop request; its message is sent again once its lease expires")
         }
         return ended
     }
@@ -172,7 +175,7 @@ public final class OutboxWorker: @unchecked Sendable {
                     try housekeeping()
                 }
             } catch {
-                Log.error("outbox: \(error)")
+                log.error("outbox: \(error)")
                 store = nil
             }
         }
@@ -208,7 +211,7 @@ public final class OutboxWorker: @unchecked Sendable {
             case let .exhausted(m):
                 handled += 1
                 telemetry.delivery(channel: m.channel.rawValue, provider: senders[m.channel]?.provider ?? "none", result: "dead")
-                Log.warning("outbox: \(m.channel.rawValue) #\(m.id) dead after \(m.attempts) attempt(s): \(m.lastError ?? "attempts used up")")
+                log.warning("outbox: \(m.channel.rawValue) #\(m.id) dead after \(m.attempts) attempt(s): \(m.lastError ?? "attempts used up")")
             case let .leased(lease):
                 handled += 1
                 try deliver(lease, store)
@@ -226,7 +229,7 @@ public final class OutboxWorker: @unchecked Sendable {
         guard let sender = senders[m.channel] else {
             recorded = try store.markFailed(lease, error: "no sender for \(m.channel.rawValue)", nextAttemptAt: nil, at: clock.now())
             telemetry.delivery(channel: m.channel.rawValue, provider: "none", result: "dead")
-            Log.warning("\(line) has no sender (dead)" + OutboxWorker.notRecorded(recorded))
+            log.warning("\(line) has no sender (dead)" + OutboxWorker.notRecorded(recorded))
             return
         }
         // A send's failure is recorded as a failed attempt; a store error after a successful send
@@ -243,11 +246,11 @@ public final class OutboxWorker: @unchecked Sendable {
             let next: Millis? = (permanent || attempts >= maxAttempts) ? nil : clock.now() + OutboxWorker.backoff(attempts: attempts)
             recorded = try store.markFailed(lease, error: "\(error)", nextAttemptAt: next, at: clock.now())
             telemetry.delivery(channel: m.channel.rawValue, provider: sender.provider, result: next == nil ? "dead" : "failed")
-            Log.warning("\(line) attempt \(attempts) failed: \(error)" + (next == nil ? " (dead)" : "") + OutboxWorker.notRecorded(recorded))
+            log.warning("\(line) attempt \(attempts) failed: \(error)" + (next == nil ? " (dead)" : "") + OutboxWorker.notRecorded(recorded))
         } else {
             recorded = try store.markSent(lease, at: clock.now(), keepBody: sender.keepsBody)
             telemetry.delivery(channel: m.channel.rawValue, provider: sender.provider, result: "sent")
-            Log.info("\(line) sent after \(attempts) attempt(s)" + OutboxWorker.notRecorded(recorded))
+            log.info("\(line) sent after \(attempts) attempt(s)" + OutboxWorker.notRecorded(recorded))
         }
     }
 
@@ -258,11 +261,12 @@ public final class OutboxWorker: @unchecked Sendable {
 
 /// The dev outbox: logs the message and keeps it readable at the emulator endpoints.
 public struct DevSender: MessageSender {
-    public init() {}
+    let log: Log
+    public init(log: Log = Log()) { self.log = log }
     public var keepsBody: Bool { true }
     public var timeLimit: Millis { 0 }
     public func send(_ m: OutboxMessage) throws {
-        Log.info("dev outbox: \(m.channel.rawValue) to \(m.recipient): \(m.subject.map { $0 + " — " } ?? "")\(m.body)")
+        log.info("dev outbox: \(m.channel.rawValue) to \(m.recipient): \(m.subject.map { $0 + " — " } ?? "")\(m.body)")
     }
 }
 

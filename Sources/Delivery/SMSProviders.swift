@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,7 +8,7 @@ public import JSONValue
 /// `dev` (the dev outbox), `twilio` (any Twilio-compatible Messages API), `webhook` (signed JSON
 /// POST), `command` (a local program).
 public enum SMSProviders {
-    public static func make(_ config: JSON) throws -> any MessageSender {
+    public static func make(_ config: JSON, log: Log = Log()) throws -> any MessageSender {
         let found = problems(config)
         guard found.isEmpty else { throw PermanentDeliveryError(found.joined(separator: "; ")) }
         let timeout = Int(config["timeout_seconds"]?.int64Value ?? 10)
@@ -22,10 +22,10 @@ public enum SMSProviders {
             return WebhookSender(url: config["url"]!.stringValue!, secret: config["secret"]!.stringValue!, timeout: timeout)
         case "command":
             let path = config["command"]!.stringValue!
-            if access(path, X_OK) != 0 { Log.warning("sms.command: \(path) is not an executable file; SMS deliveries will fail until it is") }
+            if access(path, X_OK) != 0 { log.warning("sms.command: \(path) is not an executable file; SMS deliveries will fail until it is") }
             return CommandSender(path: path, timeout: timeout)
         default:
-            return DevSender()
+            return DevSender(log: log)
         }
     }
 

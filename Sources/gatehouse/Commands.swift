@@ -47,7 +47,7 @@ enum ConfigCommand {
         func run() throws {
             var (c, problems) = Config.load(path: config)
             do {
-                try Templates(directory: try Runtime.resourcesDirectory(c)).validateAll()
+                try Templates(directory: try Runtime.resourcesDirectory(c), log: c.log).validateAll()
             } catch {
                 problems.append("templates: \(error)")
             }

@@ -81,7 +81,7 @@ extension Config {
 
     /// The apps that can push, keys loaded; an app whose key cannot be loaded is left out (its
     /// pushes fail as unconfigured) and logged, so one bad key does not stop the server.
-    func apnsApps() -> [APNsSender.App] {
+    func apnsApps(log: Log) -> [APNsSender.App] {
         var apps: [APNsSender.App] = []
         for p in projects {
             for app in p.iosApps {
@@ -89,7 +89,7 @@ extension Config {
                 do {
                     apps.append(APNsSender.App(projectID: p.id, bundleID: app.bundleID, settings: s, key: try Config.loadAPNsKey(s)))
                 } catch {
-                    Log.error("apns: \(p.id)/\(app.bundleID): \(error); its silent pushes cannot be sent")
+                    log.error("apns: \(p.id)/\(app.bundleID): \(error); its silent pushes cannot be sent")
                 }
             }
         }

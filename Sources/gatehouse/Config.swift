@@ -37,6 +37,8 @@ struct Config {
     var totpKeyFile: String? = nil
     var logLevel: Log.Level = .info
     var logFormat: Log.Format = .text
+    /// The process's log, as configured.
+    var log: Log { Log(level: logLevel, format: logFormat) }
     /// `/__/auth/metrics` and the metrics backend of a long-running responder (`metrics.enabled`).
     var metricsEnabled = true
     var projects: [ProjectSettings] = [ProjectSettings.devDefault()]

@@ -38,6 +38,7 @@ struct Dev: Command {
         // The templates and the database are checked here, once, so that a broken setup stops
         // `dev` with its message instead of a restart loop.
         _ = try Runtime(config: config).webApp()
+        let log = config.log
         let socket = dataDir + "/gatehouse.sock"
         var supervisor = ResponderSupervisor(config: config, socket: socket)
         try supervisor.start()
@@ -49,12 +50,12 @@ struct Dev: Command {
             var status: Int32 = 0
             waitpid(pid, &status, 0)
             supervisor.stop()
-            Log.info("dev: nginx and the responder stopped")
+            log.info("dev: nginx and the responder stopped")
             Glibc.exit(code)
         }
 
         guard waitUntilHealthy(port: port, nginxPID: pid) else {
-            Log.error("dev: nginx did not come up on 127.0.0.1:\(port); see \(dataDir)/nginx/error.log")
+            log.error("dev: nginx did not come up on 127.0.0.1:\(port); see \(dataDir)/nginx/error.log")
             shutdown(1)
         }
         print("ready http://127.0.0.1:\(port)")
@@ -64,7 +65,7 @@ struct Dev: Command {
             guard sig == SIGCHLD else { shutdown(0) }
             var status: Int32 = 0
             while case let child = waitpid(-1, &status, WNOHANG), child > 0 {
-                if child == pid { Log.error("dev: nginx exited; stopping"); shutdown(1) }
+                if child == pid { log.error("dev: nginx exited; stopping"); shutdown(1) }
                 guard child == supervisor.pid else { continue }
                 // The responder died (a trap ends the whole process): bring it back at once,
                 // unless it cannot even start.
@@ -268,10 +269,10 @@ struct ResponderSupervisor {
     mutating func restart(after status: Int32) -> Bool {
         let signal = status & 0x7F, code = (status >> 8) & 0xFF
         let how = signal != 0 ? "was killed by signal \(signal)" + (signal == SIGILL || signal == SIGTRAP ? " (a trap)" : "") : "exited with status \(code)"
-        Log.error("dev: the responder (pid \(pid)) \(how); starting it again")
+        config.log.error("dev: the responder (pid \(pid)) \(how); starting it again")
         quickDeaths = SystemClock().now() - startedAt < 1000 ? quickDeaths + 1 : 0
-        if quickDeaths >= 5 { Log.error("dev: the responder keeps dying at start; stopping"); return false }
-        do { try start() } catch { Log.error("dev: \(error)"); return false }
+        if quickDeaths >= 5 { config.log.error("dev: the responder keeps dying at start; stopping"); return false }
+        do { try start() } catch { config.log.error("dev: \(error)"); return false }
         return true
     }
 
@@ -315,7 +316,7 @@ struct ResponderSupervisor {
             outbox.stop()
             Glibc.exit(0)
         } catch {
-            Log.error("dev: the responder cannot start: \(error)")
+            config.log.error("dev: the responder cannot start: \(error)")
             Glibc.exit(1)
         }
     }

@@ -25,12 +25,11 @@ struct Runtime {
         // Dev mode makes its TOTP key on first start (production names its file: `config check`).
         if let problem = config.loadTOTPKey(create: true).first { throw ConfigError(problem) }
         self.config = config
-        Log.level = config.logLevel
-        Log.format = config.logFormat
         // The data folder holds the SQLite file; a PostgreSQL deployment (a CGI program among
         // them, whose working folder may not be writable) needs none.
         if case .sqlite = config.store { try Runtime.makeDirectories(config.dataDir) }
-        services = AuthServices(telemetry: metrics && config.metricsEnabled ? Telemetry(enabled: true) : .off)
+        services = AuthServices(telemetry: metrics && config.metricsEnabled ? Telemetry(enabled: true) : .off,
+                               log: config.log)
         let keyStore = try store ?? Runtime.open(config.store, migrate: true)
         try services.keyRing.ensureKey(store: keyStore, random: services.random, deleteExpired: deleteExpiredKeys)
     }
@@ -40,7 +39,7 @@ struct Runtime {
     /// what it renders). `outbox`: the worker a committed message wakes (none in CGI mode).
     /// `/__/auth/metrics` is answered when the services record metrics.
     func webApp(validateTemplates: Bool = true, outbox: OutboxWorkers? = nil) throws -> WebApp {
-        let templates = try Templates(directory: try Runtime.resourcesDirectory(config))
+        let templates = try Templates(directory: try Runtime.resourcesDirectory(config), log: services.log)
         if validateTemplates { try templates.validateAll() }
         var settings = WebSettings(projects: config.projects, devMode: config.mode == .dev, publicOrigin: config.publicOrigin,
                                    adminToken: config.adminToken, version: Runtime.version)
@@ -75,20 +74,22 @@ struct Runtime {
     /// The outbox delivery workers, not yet started (one set per process; leases make several
     /// instances safe).
     func makeOutbox() throws -> OutboxWorkers {
-        let senders: [OutboxMessage.Channel: any MessageSender] = [.sms: try SMSProviders.make(config.sms), .email: try EmailTransports.make(config.email)]
+        let senders: [OutboxMessage.Channel: any MessageSender] = [.sms: try SMSProviders.make(config.sms, log: services.log),
+                                                                        .email: try EmailTransports.make(config.email, log: services.log)]
         let location = config.store
-        let messages = OutboxWorker(makeStore: { try Runtime.open(location) }, senders: senders, telemetry: services.telemetry,
-                                    housekeeping: { [retention = config.retention] in
-            try Runtime.housekeeping(location, retention: retention)
+        let messages = OutboxWorker(makeStore: { try Runtime.open(location) }, senders: senders, telemetry: services.telemetry, log: services.log,
+                                    housekeeping: { [retention = config.retention, log = services.log] in
+            try Runtime.housekeeping(location, retention: retention, log: log)
         })
-        let pushes = OutboxWorker(makeStore: { try Runtime.open(location) }, senders: [.push: makePushSender()], telemetry: services.telemetry)
+        let pushes = OutboxWorker(makeStore: { try Runtime.open(location) }, senders: [.push: makePushSender()], telemetry: services.telemetry,
+                                  log: services.log)
         return OutboxWorkers(all: [messages, pushes])
     }
 
     /// Dev mode lists pushes (the dev outbox) and sends none; otherwise APNs, with the keys of
     /// every app that has one.
     func makePushSender() -> any MessageSender {
-        config.mode == .dev ? DevSender() : APNsSender(apps: config.apnsApps())
+        config.mode == .dev ? DevSender(log: services.log) : APNsSender(apps: config.apnsApps(log: services.log), log: services.log)
     }
 
     /// libphonenumber and libcurl are loaded on first use, so `config check` looks for them here

@@ -46,7 +46,7 @@ enum SMSCommand {
                 print("no hold of \(key) in project \(pid)")
                 throw ExitStatus(1)
             }
-            Log.warning("SMS pumping: \(key) of project \(pid) released by the operator")
+            config.log.warning("SMS pumping: \(key) of project \(pid) released by the operator")
             print("released \(key) in project \(pid)")
         }
     }

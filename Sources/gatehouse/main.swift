@@ -106,14 +106,14 @@ struct Serve: Command {
         outbox.start()
         let server = try startServer(runtime, app: app)
         let sig = Signals.wait()
-        Log.info("signal \(sig): stopping; finishing in-flight requests and the message being sent")
+        runtime.services.log.info("signal \(sig): stopping; finishing in-flight requests and the message being sent")
         // The outbox finishes its message in hand while the requests drain (both bounded, see
         // OutboxWorker.stop), well within the unit's TimeoutStopSec.
         outbox.requestStop()
         server.stop()
         server.wait()
         outbox.stop()
-        Log.info("stopped")
+        runtime.services.log.info("stopped")
     }
 }
 
@@ -127,7 +127,7 @@ func serveCGI(_ config: Config) throws {
         let app = try Runtime(config: config, store: store, deleteExpiredKeys: false).webApp(validateTemplates: false)
         CGIResponder.serveOne(maxBodyBytes: app.settings.maxBodyBytes, tooLarge: WebApp.payloadTooLarge(limit:),
                               routeBodyLimit: { [app] in app.bodyLimit(method: $0, path: $1) },
-                              handler: app.handler(store: store), log: { Log.error($0) })
+                              handler: app.handler(store: store), log: { [log = config.log] in log.error($0) })
         return
     }
     SQLiteConnection.configureForOneRequest()
@@ -138,7 +138,7 @@ func serveCGI(_ config: Config) throws {
         let app = try Runtime(config: config, store: store, deleteExpiredKeys: false).webApp(validateTemplates: false)
         CGIResponder.serveOne(maxBodyBytes: app.settings.maxBodyBytes, tooLarge: WebApp.payloadTooLarge(limit:),
                               routeBodyLimit: { [app] in app.bodyLimit(method: $0, path: $1) },
-                              handler: app.handler(store: store), log: { Log.error($0) })
+                              handler: app.handler(store: store), log: { [log = config.log] in log.error($0) })
     }
 }
 
@@ -194,7 +194,8 @@ func startServer(_ runtime: Runtime, app: WebApp, socketOverride: String? = nil,
     else { throw UsageError("nowhere to listen: set listen.socket or listen.tcp (or start under spawn-fcgi / systemd socket activation)") }
     let server = FastCGIServer(options: .init(address: address, workers: c.workers, maxBodyBytes: app.settings.maxBodyBytes,
                                               tooLarge: { WebApp.payloadTooLarge(limit: $0) },
-                                              routeBodyLimit: { [app] in app.bodyLimit(method: $0, path: $1) }), log: { Log.error($0) })
+                                              routeBodyLimit: { [app] in app.bodyLimit(method: $0, path: $1) }),
+                               log: { [log = runtime.services.log] in log.error($0) })
     try server.open()
     try server.start { _ in
         // Each worker opens its own connection on its first request, on its own thread: an idle
@@ -208,7 +209,7 @@ func startServer(_ runtime: Runtime, app: WebApp, socketOverride: String? = nil,
             return opened(request)
         }
     }
-    Log.info("gatehouse \(Runtime.version) (\(c.mode.rawValue) mode) serving on \(address) with \(c.workers) workers; store \(c.store.display)")
+    runtime.services.log.info("gatehouse \(Runtime.version) (\(c.mode.rawValue) mode) serving on \(address) with \(c.workers) workers; store \(c.store.display)")
     return server
 }
 

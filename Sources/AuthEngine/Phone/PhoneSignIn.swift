@@ -247,7 +247,7 @@ public struct PhoneSignIn {
         try store.purgePhoneRecords(before: now - PhoneSignIn.retentionAfterExpiry)
         try store.insertPhoneVerification(record)
         if !number.isTest {
-            try SMSPumpingGuard(store: store, clock: clock, project: project, telemetry: tokens.telemetry).admit(number)
+            try SMSPumpingGuard(store: store, clock: clock, project: project, telemetry: tokens.telemetry, log: tokens.log).admit(number)
             let body = compose(code) + "\n\n@" + project.smsOriginDomain + " #" + code
             let metadata: JSON = project.devMode
                 ? .obj(("sessionInfo", sessionInfo), ("code", code), ("phoneNumber", number.e164))

@@ -15,9 +15,10 @@ public struct SMSPumpingGuard {
     public let clock: any Clock
     public let project: ProjectSettings
     public let telemetry: Telemetry
+    public let log: Log
 
-    public init(store: any SMSPumpingStore, clock: any Clock, project: ProjectSettings, telemetry: Telemetry = .off) {
-        self.store = store; self.clock = clock; self.project = project; self.telemetry = telemetry
+    public init(store: any SMSPumpingStore, clock: any Clock, project: ProjectSettings, telemetry: Telemetry = .off, log: Log = Log()) {
+        self.store = store; self.clock = clock; self.project = project; self.telemetry = telemetry; self.log = log
     }
 
     static let bucket: Millis = 300_000
@@ -91,7 +92,7 @@ public struct SMSPumpingGuard {
                                      expiresAt: hours > 0 ? now + hours * SMSPumpingGuard.hour : nil,
                                      recentCount: recent, baselineCount: baseline))
         telemetry.pumpingHold(kind: t.kind.rawValue)
-        Log.warning("SMS pumping: \(t.kind.rawValue) \(t.key) of project \(project.id) held (\(recent) SMS in the last hour, "
+        log.warning("SMS pumping: \(t.kind.rawValue) \(t.key) of project \(project.id) held (\(recent) SMS in the last hour, "
                     + "\(baseline) in the 24 hours before); release with: gatehouse sms holds release \(t.key) --project \(project.id)")
     }
 

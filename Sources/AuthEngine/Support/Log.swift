@@ -4,8 +4,10 @@ import Glibc
 import JSONValue
 import Locking
 
-/// Minimal structured logging to stderr (journald/nginx-friendly). Never pass secrets.
-public enum Log {
+/// Minimal structured logging to stderr (journald/nginx-friendly). Never pass secrets. One per
+/// process, made by the composition root from the configuration (`log.level`, `log.format`) and
+/// held by `AuthServices`; the parts that log are given it.
+public struct Log: Sendable {
     public enum Level: Int, Sendable, Comparable {
         case debug, info, warning, error
         public static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }
@@ -16,15 +18,21 @@ public enum Log {
     /// line, `{"time", "level", "pid", "request_id", "message"}`, for a log pipeline.
     public enum Format: String, Sendable { case text, json }
 
-    nonisolated(unsafe) public static var level: Level = .info
-    nonisolated(unsafe) public static var format: Format = .text
+    public let level: Level
+    public let format: Format
+    /// Lines from every thread, one at a time.
     private static let lock = Lock()
 
-    public static func write(_ level: Level, _ message: @autoclosure () -> String, requestID: String? = nil) {
-        guard level >= Log.level else { return }
-        let line = format == .json ? jsonLine(level, message(), requestID: requestID)
+    public init(level: Level = .info, format: Format = .text) {
+        self.level = level
+        self.format = format
+    }
+
+    public func write(_ level: Level, _ message: @autoclosure () -> String, requestID: String? = nil) {
+        guard level >= self.level else { return }
+        let line = format == .json ? Log.jsonLine(level, message(), requestID: requestID)
             : "gatehouse[\(getpid())] \(level.label)" + (requestID.map { " [\($0)]" } ?? "") + ": " + message() + "\n"
-        lock.withLock { StandardError.write(line) }
+        Log.lock.withLock { StandardError.write(line) }
     }
 
     static func jsonLine(_ level: Level, _ message: String, requestID: String?) -> String {
@@ -35,10 +43,10 @@ public enum Log {
             .serialized() + "\n"
     }
 
-    public static func debug(_ m: @autoclosure () -> String, requestID: String? = nil) { write(.debug, m(), requestID: requestID) }
-    public static func info(_ m: @autoclosure () -> String, requestID: String? = nil) { write(.info, m(), requestID: requestID) }
-    public static func warning(_ m: @autoclosure () -> String, requestID: String? = nil) { write(.warning, m(), requestID: requestID) }
-    public static func error(_ m: @autoclosure () -> String, requestID: String? = nil) { write(.error, m(), requestID: requestID) }
+    public func debug(_ m: @autoclosure () -> String, requestID: String? = nil) { write(.debug, m(), requestID: requestID) }
+    public func info(_ m: @autoclosure () -> String, requestID: String? = nil) { write(.info, m(), requestID: requestID) }
+    public func warning(_ m: @autoclosure () -> String, requestID: String? = nil) { write(.warning, m(), requestID: requestID) }
+    public func error(_ m: @autoclosure () -> String, requestID: String? = nil) { write(.error, m(), requestID: requestID) }
 }
 
 /// Text to file descriptor 2 as it comes (stderr is unbuffered; `write(2)` directly, so that no

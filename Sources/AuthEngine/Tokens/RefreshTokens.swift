@@ -100,7 +100,7 @@ public struct RefreshTokens {
         case let .issued(result):
             return result
         case let .reused(family, localID):
-            Log.warning("refresh token reuse detected: family \(family.prefix(6))… of a user in \(project) revoked")
+            tokens.log.warning("refresh token reuse detected: family \(family.prefix(6))… of a user in \(project) revoked")
             try? store.audit(AuditEvent(projectID: project, event: .refreshTokenReuse, localID: localID,
                                         detail: "family revoked", outcome: "refused"), at: reusedAt)
             throw AuthError(.tokenExpired)

@@ -40,14 +40,15 @@ public struct TokenService: Sendable {
 
     public let keyRing: KeyRing
     public let clock: any Clock
-    /// Where token checks are counted (and, for the flows that sign with this service, the rest
-    /// of their metrics).
+    /// Where token checks are counted, and the flows that sign with this service count and log.
     public let telemetry: Telemetry
+    public let log: Log
 
-    public init(keyRing: KeyRing, clock: any Clock, telemetry: Telemetry = .off) {
+    public init(keyRing: KeyRing, clock: any Clock, telemetry: Telemetry = .off, log: Log = Log()) {
         self.keyRing = keyRing
         self.clock = clock
         self.telemetry = telemetry
+        self.log = log
     }
 
     /// The claim set of a token for `account` signed in with `provider`.

@@ -83,7 +83,7 @@ enum AccountImportAPI {
         guard let users = ctx.body["users"]?.arrayValue, !users.isEmpty else { throw AuthError(.missingUserAccount) }
         if ctx.body["hashAlgorithm"] != nil || users.contains(where: { $0["passwordHash"] != nil || $0["rawPassword"] != nil }) {
             // Accepted and dropped: there is no password sign-in to use them (the address signs in by email link).
-            Log.info("accounts:batchCreate: password hashes ignored (no password sign-in)", requestID: ctx.request.logID)
+            ctx.app.log.info("accounts:batchCreate: password hashes ignored (no password sign-in)", requestID: ctx.request.logID)
         }
         var rows: [ImportedAccount] = []
         var failures: [AccountAdmin.ImportFailure] = []

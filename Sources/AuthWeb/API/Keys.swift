@@ -52,7 +52,7 @@ enum HealthAPI {
                               ("database", JSON.obj(("status", "ok"), ("schemaVersion", version))), ("signingKeys", keys)),
                          headers: [("Cache-Control", "no-store")])
         } catch {
-            Log.error("health: store failed: \(error)", requestID: ctx.request.logID)
+            ctx.app.log.error("health: store failed: \(error)", requestID: ctx.request.logID)
             return .json(.obj(("status", "unavailable"), ("version", ctx.app.settings.version), ("mode", ctx.app.settings.devMode ? "dev" : "production"),
                               ("database", JSON.obj(("status", "error")))), status: 503, headers: [("Cache-Control", "no-store")])
         }

@@ -15,7 +15,7 @@ enum SessionPurge {
         }
         guard due else { return }
         do { try ctx.store.purgeSessions(now: now, retiredBefore: now - Housekeeping.retiredRefreshTokens) } catch {
-            Log.warning("session purge failed: \(error)", requestID: ctx.request.logID)
+            ctx.app.log.warning("session purge failed: \(error)", requestID: ctx.request.logID)
         }
     }
 }

@@ -23,7 +23,7 @@ enum VerifyAPI {
         guard let identity = check.identity else {
             if case let .signedOut(reason) = check {
                 ctx.app.services.telemetry.verification(result: reason.rawValue)
-                if reason != .missing { Log.debug("verify: refused (\(reason.rawValue))", requestID: ctx.request.logID) }
+                if reason != .missing { ctx.app.log.debug("verify: refused (\(reason.rawValue))", requestID: ctx.request.logID) }
             }
             return Response(status: 401, headers: [("Location", signInURL(ctx, continueURL: ctx.request.header("x-original-url"))), noStore])
         }

@@ -72,7 +72,7 @@ extension AccountPage {
                 // libqrencode missing on this host: the key and the URI still enrol the app, and
                 // the operator is told why the page has no QR code.
                 values["qrMissing"] = true
-                Log.warning("account page: no QR code: \(QRCode.loadError)", requestID: ctx.request.logID)
+                ctx.app.log.warning("account page: no QR code: \(QRCode.loadError)", requestID: ctx.request.logID)
             }
             values["secret"] = .string(grouped(start.sharedSecretKey))
             values["uri"] = .string(start.uri)

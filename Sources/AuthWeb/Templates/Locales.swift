@@ -1,4 +1,4 @@
-import AuthEngine
+public import AuthEngine
 import JSONValue
 import Locking
 
@@ -11,15 +11,15 @@ public struct Locales: Sendable {
     public var supported: [String] { store.languages.sorted() }
 
     /// Lists `<directory>/<lang>/` folders; there must be an `en/` one.
-    public init(directory: String) throws {
+    public init(directory: String, log: Log = Log()) throws {
         guard let names = ResourceFiles.list(directory) else { throw TemplateError("cannot read \(directory)") }
         let langs = Set(names.filter { ResourceFiles.isDirectory(directory + "/" + $0) })
         guard langs.contains("en") else { throw TemplateError("no en/ locale folder in \(directory)") }
-        store = Store(directory: directory, languages: langs)
+        store = Store(directory: directory, languages: langs, log: log)
     }
 
     /// No languages at all (a locale folder that failed to load).
-    init() { store = Store(directory: "", languages: []) }
+    init() { store = Store(directory: "", languages: [], log: Log()) }
 
     /// Reads every language; throws on the first file that does not load.
     public func loadAll() throws {
@@ -41,7 +41,8 @@ public struct Locales: Sendable {
         private var own: [String: (table: TemplateValue, flat: [String: String])] = [:]
         private var filled: [String: (table: TemplateValue, flat: [String: String])] = [:]
 
-        init(directory: String, languages: Set<String>) { self.directory = directory; self.languages = languages }
+        let log: Log
+        init(directory: String, languages: Set<String>, log: Log) { self.directory = directory; self.languages = languages; self.log = log }
 
         /// `lang`'s files merged (caller need not hold the lock).
         func read(_ lang: String) throws -> (table: TemplateValue, flat: [String: String]) {
@@ -78,7 +79,7 @@ public struct Locales: Sendable {
         /// `merged`, logging a language that does not load (its strings are then English).
         func mergedOrLogged(_ lang: String) -> (table: TemplateValue, flat: [String: String])? {
             do { return try merged(lang) } catch {
-                Log.error("\(error)")
+                log.error("\(error)")
                 let fallback = (try? merged("en")) ?? nil
                 if let fallback { lock.withLock { filled[lang] = fallback } }
                 return fallback
