@@ -3,6 +3,7 @@ import COpenSSL
 /// A P-256 private key for ES256 (RFC 7518 §3.4: ECDSA with SHA-256): what an APNs auth key
 /// (Apple's `.p8` file, an unencrypted PKCS#8 PEM) is. Signing is rare (a provider token lasts
 /// tens of minutes), so each signature takes a fresh digest context.
+// @unchecked: an immutable OpenSSL key, safe for concurrent use once built.
 public final class ES256PrivateKey: @unchecked Sendable {
     let handle: PKeyHandle
 
@@ -70,6 +71,7 @@ public final class ES256PrivateKey: @unchecked Sendable {
 }
 
 /// A P-256 public key that checks ES256 signatures (the provider tokens' tests; a gateway's view).
+// @unchecked: an immutable OpenSSL key, safe for concurrent use once built.
 public final class ES256PublicKey: @unchecked Sendable {
     let handle: PKeyHandle
 

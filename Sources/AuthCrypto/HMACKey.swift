@@ -10,6 +10,7 @@ import COpenSSL
 /// The prepared states are never written after `init`, so any number of threads may use one
 /// `HMACKey` at once; each call works on its own copy. The key itself is not kept. Whoever holds
 /// the key holds its `HMACKey` (there is no cache keyed by key bytes).
+// @unchecked: two OpenSSL digest contexts never written after set-up; each MAC copies them.
 public final class HMACKey: @unchecked Sendable {
     private let key: UnsafeMutablePointer<gh_hmac_sha256_key>
 

@@ -29,6 +29,7 @@ func sha256(_ data: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8
 /// signature costs the RSA operation and the hash, without OpenSSL 3's per-call provider fetch
 /// and context set-up. (Verifying uses `RSA_verify` on the public numbers, see `RSAPublicKey`.) A context serves one thread at a time: `withContext` takes one from the
 /// pool (or makes one) and gives it back after `body`. At most `maxIdle` are kept.
+// @unchecked: OpenSSL contexts, each used by one thread at a time; the idle list under `lock`.
 final class PKeyContextPool: @unchecked Sendable {
     static let maxIdle = 64
     private let key: PKeyHandle

@@ -5,6 +5,7 @@ import Glibc
 import Locking
 
 /// Owns one OpenSSL `EVP_PKEY`; frees it in `deinit`. Safe to share across threads once built.
+// @unchecked: an OpenSSL key, immutable once built.
 final class PKeyHandle: @unchecked Sendable {
     let pointer: OpaquePointer
     init(_ p: OpaquePointer) { pointer = p }
@@ -48,6 +49,7 @@ func bigNumParam(_ key: OpaquePointer, _ name: String) throws(CryptoError) -> [U
 }
 
 /// An RSA private key used for RS256 (RFC 7518 §3.3: RSASSA-PKCS1-v1_5 with SHA-256).
+// @unchecked: an OpenSSL key and its context pool, immutable or locked.
 public final class RSAPrivateKey: @unchecked Sendable {
     let handle: PKeyHandle
     /// Ready signing contexts for this key (see `PKeyContextPool`).
@@ -154,6 +156,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
 /// `PublicKeyDER`); OpenSSL objects are made on first use: an `RSA` for verifying (OpenSSL's
 /// PKCS#1 v1.5 check, the same the EVP interface ends in, without loading a provider) and an
 /// `EVP_PKEY` only to write the PEM. Publishing the numbers (JWKS) builds neither.
+// @unchecked: OpenSSL objects made once, under `lock`.
 public final class RSAPublicKey: @unchecked Sendable {
     private let n: [UInt8], e: [UInt8]
     private let lock = Lock()

@@ -20,6 +20,7 @@ import Locking
 ///   committing thread hands it to the file's `Checkpointer` thread (see `checkpoint(own:)`), so
 ///   that no request waits for a checkpoint's `fdatasync`s: under load they left workers
 ///   blocked on the disk and the processor idle.
+// @unchecked: the writer's SQLite handle and the counters are reached only with `lock` held.
 final class WriteGate: @unchecked Sendable {
     /// 4,000 frames of 4 KB: a WAL of ~16 MB at most between restarts. At 1,000 a sign-in flow
     /// paid ~1.4 more `pwrite`s and ~1.5 more `pread`s (hot pages copied four times as often),
@@ -122,6 +123,7 @@ final class WriteGate: @unchecked Sendable {
 
 /// The thread that runs one database file's checkpoints for this process, on a handle of its
 /// own. A request asks for one and goes on; requests made while one runs fold into the next.
+// @unchecked: a pthread and the flags its condition guards, reached only with that lock held.
 final class Checkpointer: @unchecked Sendable {
     private let wake = Condition()
     /// Under `wake.lock`.

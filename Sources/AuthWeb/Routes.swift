@@ -4,17 +4,17 @@ import JSONValue
 
 /// One route: its guards, whether it renders pages or wire JSON, and its handler; its pattern
 /// names it in metrics, and a route that starts or completes a flow says which.
-struct Route {
+struct Route: Sendable {
     enum Kind { case api, page }
     let kind: Kind
     let guards: Guards
-    let handler: (inout Context) throws -> Response
+    let handler: @Sendable (inout Context) throws -> Response
     var name = ""
     var flow: FlowStep?
 }
 
 /// The flow (`phone`, `email_link`, `mfa`, `app_verification`, `push`) and step a route is.
-struct FlowStep {
+struct FlowStep: Sendable {
     let flow: String
     let step: String
     init(_ flow: String, _ step: String) { self.flow = flow; self.step = step }
@@ -31,10 +31,10 @@ enum RouteTable {
 
     static func build() -> Router<Route> {
         var r = Router<Route>()
-        func api(_ m: String, _ paths: [String], _ g: Guards, _ h: @escaping (inout Context) throws -> Response, flow: FlowStep? = nil) {
+        func api(_ m: String, _ paths: [String], _ g: Guards, _ h: @escaping @Sendable (inout Context) throws -> Response, flow: FlowStep? = nil) {
             for p in paths { r.add(m, p, Route(kind: .api, guards: g, handler: h, name: p, flow: flow)) }
         }
-        func page(_ m: String, _ p: String, _ g: Guards, _ h: @escaping (inout Context) throws -> Response, flow: FlowStep? = nil) {
+        func page(_ m: String, _ p: String, _ g: Guards, _ h: @escaping @Sendable (inout Context) throws -> Response, flow: FlowStep? = nil) {
             r.add(m, p, Route(kind: .page, guards: g, handler: h, name: p, flow: flow))
         }
 

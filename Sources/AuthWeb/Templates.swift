@@ -8,16 +8,15 @@ import Locking
 /// linked into one flat node list, and per supported language specialised: every `{{t.…}}` and
 /// `{{lang}}` tag becomes text, so a request fills in only its own values. `t` and `lang` are
 /// therefore reserved: they always mean the locale's strings and the language.
-public final class Templates: @unchecked Sendable {
+public final class Templates: Sendable {
     public let directory: String
     /// The phone page's region tables from this folder's `regions/` files.
     let regions: RegionTables
-    private let localesLock = Lock()
-    private var loadedLocales: Locales?
+    private let loadedLocales = Locked<Locales?>(nil)
     /// Template name (`pages/phone`) → its file (`<directory>/templates/pages/phone.mustache`),
     /// listed on first use (a request that renders nothing never lists them).
     private var files: [String: String] {
-        filesLock.withLock {
+        listed.withLock { listed in
             if let listed { return listed }
             let base = directory + "/templates"
             var files: [String: String] = [:]
@@ -28,13 +27,14 @@ public final class Templates: @unchecked Sendable {
             return files
         }
     }
-    private let filesLock = Lock()
-    private var listed: [String: String]?
-    private let lock = Lock()
+    private let listed = Locked<[String: String]?>(nil)
     /// Parsed, linked, and per `name`/`lang` specialised templates (with a size to reserve).
-    private var parsed: [String: [MustacheNode]] = [:]
-    private var linked: [String: [MustacheNode]] = [:]
-    private var languages: [String: Language] = [:]
+    private struct Cache {
+        var parsed: [String: [MustacheNode]] = [:]
+        var linked: [String: [MustacheNode]] = [:]
+        var languages: [String: Language] = [:]
+    }
+    private let cache = Locked(Cache())
 
     /// One supported language: the fixed values (`t`, `lang`) and its specialised templates.
     private struct Language {
@@ -60,18 +60,20 @@ public final class Templates: @unchecked Sendable {
     public var locales: Locales {
         do { return try loadLocales() } catch {
             log.error("\(error)")
-            return localesLock.withLock {
-                if loadedLocales == nil { loadedLocales = Locales() }
-                return loadedLocales!
+            return loadedLocales.withLock { loaded in
+                if let loaded { return loaded }
+                let empty = Locales()
+                loaded = empty
+                return empty
             }
         }
     }
 
     private func loadLocales() throws -> Locales {
-        try localesLock.withLock {
-            if let l = loadedLocales { return l }
+        try loadedLocales.withLock { loaded in
+            if let loaded { return loaded }
             let l = try Locales(directory: directory + "/locales", log: log)
-            loadedLocales = l
+            loaded = l
             return l
         }
     }
@@ -80,59 +82,60 @@ public final class Templates: @unchecked Sendable {
     /// (start-up validation).
     public func validateAll() throws {
         try loadLocales().loadAll()
-        try lock.withLock {
-            for name in files.keys.sorted() { _ = try link(name) }
+        let names = files.keys.sorted()
+        try cache.withLock { c in
+            for name in names { _ = try link(name, &c) }
         }
     }
 
     /// Whether a template of this name exists (without parsing it).
     public func contains(_ name: String) -> Bool { files[name] != nil }
 
-    /// The parsed template `name` (caller holds `lock`).
-    private func parse(_ name: String) throws -> [MustacheNode]? {
-        if let p = parsed[name] { return p }
+    /// The parsed template `name`, kept in `c`.
+    private func parse(_ name: String, _ c: inout Cache) throws -> [MustacheNode]? {
+        if let p = c.parsed[name] { return p }
         guard let path = files[name] else { return nil }
         guard let text = ResourceFiles.text(path) else { throw TemplateError("template \(name).mustache: cannot read \(path)") }
         let nodes: [MustacheNode]
         do { nodes = try MustacheParser.parse(text) } catch { throw TemplateError("template \(name).mustache: \(error)") }
-        parsed[name] = nodes
+        c.parsed[name] = nodes
         return nodes
     }
 
-    /// `name` with its partials and parents inlined (caller holds `lock`).
-    private func link(_ name: String) throws -> [MustacheNode]? {
-        if let l = linked[name] { return l }
-        guard let nodes = try parse(name) else { return nil }
+    /// `name` with its partials and parents inlined, kept in `c`.
+    private func link(_ name: String, _ c: inout Cache) throws -> [MustacheNode]? {
+        if let l = c.linked[name] { return l }
+        guard let nodes = try parse(name, &c) else { return nil }
         let l: [MustacheNode]
-        do { l = try MustacheLinker.link(nodes) { try self.parse($0) } } catch let e as TemplateError { throw e } catch {
+        do { l = try MustacheLinker.link(nodes) { try self.parse($0, &c) } } catch let e as TemplateError { throw e } catch {
             throw TemplateError("template \(name).mustache: \(error)")
         }
-        linked[name] = l
+        c.linked[name] = l
         return l
     }
 
     /// The nodes to render `name` in `lang` and the fixed values: specialised (and kept) for a
     /// language with its own locale folder, else linked only.
     private func nodes(_ name: String, lang: String, locales: Locales) throws -> (nodes: [MustacheNode], size: Int, fixed: TemplateValue)? {
-        try lock.withLock {
-            if let language = languages[lang], let hit = language.templates[name] { return (hit.nodes, hit.size, language.fixed) }
-            guard let l = try link(name) else { return nil }
+        try cache.withLock { c in
+            if let language = c.languages[lang], let hit = language.templates[name] { return (hit.nodes, hit.size, language.fixed) }
+            guard let l = try link(name, &c) else { return nil }
             // As fields, so that a name a rendering does not set is not hashed on its way past.
             let table = locales.table(for: lang)
             let fixed = TemplateValue.fields([TemplateField("t", table), TemplateField("lang", .string(lang))])
             guard locales.has(lang) else { return (l, MustacheLinker.textSize(l), fixed) }
             let s = MustacheLinker.specialize(l, fixed: ["t": table, "lang": .string(lang)])
             let size = MustacheLinker.textSize(s) + 256
-            languages[lang, default: Language(fixed: fixed)].templates[name] = (s, size)
+            c.languages[lang, default: Language(fixed: fixed)].templates[name] = (s, size)
             return (s, size, fixed)
         }
     }
 
     /// Reserves room for the largest rendering seen so far next time (no regrowth while rendering).
     private func remember(size: Int, of name: String, lang: String) {
-        lock.withLock {
-            guard let entry = languages[lang]?.templates[name], entry.size < size else { return }
-            languages[lang]?.templates[name] = (entry.nodes, size)
+        cache.withLock { c in
+            guard let entry = c.languages[lang]?.templates[name], entry.size < size else { return }
+            c.languages[lang]?.templates[name] = (entry.nodes, size)
         }
     }
 

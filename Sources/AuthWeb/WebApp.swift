@@ -41,7 +41,7 @@ public struct WebSettings: Sendable {
 }
 
 /// Shared, immutable-after-start state of the web layer; one per process, used by every worker.
-public final class WebApp: @unchecked Sendable {
+public final class WebApp: Sendable {
     public let settings: WebSettings
     public let services: AuthServices
     public var clock: any Clock { services.clock }

@@ -16,7 +16,7 @@ import Locking
 /// - Answers: 200 sent; `BadDeviceToken`, `Unregistered` and the other 4xx are permanent (dead,
 ///   logged with the reason by the worker); `ExpiredProviderToken` renews the token and retries
 ///   once at once; 429 and 5xx, network errors and timeouts are retried with the worker's backoff.
-public final class APNsSender: MessageSender, @unchecked Sendable {
+public final class APNsSender: MessageSender, Sendable {
     /// One registered app that may push: its settings and its loaded auth key.
     public struct App: Sendable {
         public var projectID: String

@@ -38,6 +38,8 @@ public struct PermanentDeliveryError: Error, CustomStringConvertible {
 /// expires, and that lost attempt counts towards `maxAttempts`: a message whose send ends the
 /// process (a crash in a provider's library, an OOM kill) is dead after `maxAttempts` leases
 /// instead of being sent, and ending the process, forever.
+// @unchecked: the worker's pthread and the flags its condition variable guards are reached only
+// with that condition's lock held.
 public final class OutboxWorker: @unchecked Sendable {
     /// Added to the senders' longest time limit: the writes around a send, a stalled process.
     public static let leaseMargin: Millis = 30_000

@@ -27,6 +27,7 @@ public enum ListenAddress: Equatable, CustomStringConvertible {
 
 /// Serves any `(Request) throws -> Response` over FastCGI (libfcgi), one request per worker thread.
 /// Each worker gets its own handler from `makeHandler` (so each owns its SQLite connection).
+// @unchecked: libfcgi's listening socket and the worker pthreads, set up before the workers start.
 public final class FastCGIServer: @unchecked Sendable {
     public typealias Handler = (Request) throws -> Response
 

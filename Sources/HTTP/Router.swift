@@ -149,3 +149,6 @@ public struct Router<Handler> {
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
     }
 }
+
+extension Router: Sendable where Handler: Sendable {}
+extension Router.Route: Sendable where Handler: Sendable {}

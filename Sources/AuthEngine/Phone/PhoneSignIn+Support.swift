@@ -133,15 +133,14 @@ struct PhoneKeys {
 }
 
 /// The `PhoneKeys` of recently seen phone secrets, shared by every thread (behind a lock).
-final class PhoneKeyCache: @unchecked Sendable {
-    private let lock = Lock()
-    private var entries: [(secret: [UInt8], keys: PhoneKeys)] = []
+final class PhoneKeyCache: Sendable {
+    private let entries = Locked<[(secret: [UInt8], keys: PhoneKeys)]>([])
 
     func keys(for secret: [UInt8]) -> PhoneKeys {
-        if let hit = lock.withLock({ entries.first(where: { $0.secret == secret })?.keys }) { return hit }
+        if let hit = entries.withLock({ $0.first(where: { $0.secret == secret })?.keys }) { return hit }
         let keys = PhoneKeys(sessionKey: HMACKey(Digest.hmacSHA256(key: secret, "phone-session")),
                              codeKey: HMACKey(Digest.hmacSHA256(key: secret, "phone-code")))
-        lock.withLock {
+        entries.withLock { entries in
             if entries.count >= 8 { entries.removeFirst() }
             entries.append((secret, keys))
         }

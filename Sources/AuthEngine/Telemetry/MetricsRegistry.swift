@@ -4,7 +4,7 @@ import Locking
 /// swift-prometheus: swift-metrics' task-local factory links Swift Concurrency and with it
 /// libdispatch, whose start-up every CGI request would pay (+0.6 ms a request, BENCHMARKS.md
 /// "Metrics"). One lock; a family keeps one fixed list of label names.
-public final class MetricsRegistry: @unchecked Sendable {
+public final class MetricsRegistry: Sendable {
     public enum Kind: String, Sendable { case counter, gauge, histogram }
 
     struct Family {
@@ -23,11 +23,28 @@ public final class MetricsRegistry: @unchecked Sendable {
         var sum: Double = 0
     }
 
-    private let lock = Lock()
     /// Families in declaration order (a family's index is its id), and their ids by name.
-    private var families: [Family] = []
-    private var names: [String] = []
-    private var ids: [String: Int] = [:]
+    private struct Table {
+        var families: [Family] = []
+        var names: [String] = []
+        var ids: [String: Int] = [:]
+
+        mutating func add(_ id: Int, _ labels: [String], _ amount: Double) {
+            guard families.indices.contains(id), families[id].kind != .histogram, labels.count == families[id].labelNames.count,
+                  families[id].kind == .gauge || amount >= 0 else { return }
+            families[id].series[labels, default: Series()].value += amount
+        }
+
+        mutating func observe(_ id: Int, _ labels: [String], _ value: Double) {
+            guard families.indices.contains(id), families[id].kind == .histogram, labels.count == families[id].labelNames.count,
+                  !value.isNaN else { return }
+            let bounds = families[id].buckets
+            let i = bounds.firstIndex(where: { value <= $0 }) ?? bounds.count
+            families[id].series[labels, default: Series(counts: Array(repeating: 0, count: bounds.count + 1))].counts[i] &+= 1
+            families[id].series[labels, default: Series()].sum += value
+        }
+    }
+    private let table = Locked(Table())
 
     public init() {}
 
@@ -39,54 +56,39 @@ public final class MetricsRegistry: @unchecked Sendable {
         guard MetricsRegistry.isValidMetricName(name), labels.allSatisfy(MetricsRegistry.isValidLabelName),
               Set(labels).count == labels.count, kind != .histogram || !labels.contains("le") else { return nil }
         let bounds = Array(Set(buckets.filter { $0.isFinite })).sorted()
-        return lock.withLock {
-            if let id = ids[name] { return id }
-            families.append(Family(kind: kind, help: help, labelNames: labels, buckets: bounds))
-            names.append(name)
-            ids[name] = families.count - 1
-            return families.count - 1
+        return table.withLock { t in
+            if let id = t.ids[name] { return id }
+            t.families.append(Family(kind: kind, help: help, labelNames: labels, buckets: bounds))
+            t.names.append(name)
+            t.ids[name] = t.families.count - 1
+            return t.families.count - 1
         }
     }
 
-    public func id(_ name: String) -> Int? { lock.withLock { ids[name] } }
+    public func id(_ name: String) -> Int? { table.withLock { $0.ids[name] } }
 
     /// Adds to a counter (negative amounts are ignored: counters only go up) or a gauge.
     public func add(_ id: Int, _ labels: [String] = [], _ amount: Double = 1) {
-        lock.withLock { addLocked(id, labels, amount) }
+        table.withLock { $0.add(id, labels, amount) }
     }
 
     public func set(_ id: Int, _ labels: [String] = [], _ value: Double) {
-        lock.withLock {
-            guard families.indices.contains(id), families[id].kind == .gauge, labels.count == families[id].labelNames.count else { return }
-            families[id].series[labels, default: Series()].value = value
+        table.withLock { t in
+            guard t.families.indices.contains(id), t.families[id].kind == .gauge, labels.count == t.families[id].labelNames.count else { return }
+            t.families[id].series[labels, default: Series()].value = value
         }
     }
 
     public func observe(_ id: Int, _ labels: [String] = [], _ value: Double) {
-        lock.withLock { observeLocked(id, labels, value) }
+        table.withLock { $0.observe(id, labels, value) }
     }
 
     /// A counter and a histogram updated under one lock (a request: its count and its duration).
     public func add(_ counter: Int, _ counterLabels: [String], observe histogram: Int, _ histogramLabels: [String], _ value: Double) {
-        lock.withLock {
-            addLocked(counter, counterLabels, 1)
-            observeLocked(histogram, histogramLabels, value)
+        table.withLock { t in
+            t.add(counter, counterLabels, 1)
+            t.observe(histogram, histogramLabels, value)
         }
-    }
-
-    private func addLocked(_ id: Int, _ labels: [String], _ amount: Double) {
-        guard families.indices.contains(id), families[id].kind != .histogram, labels.count == families[id].labelNames.count,
-              families[id].kind == .gauge || amount >= 0 else { return }
-        families[id].series[labels, default: Series()].value += amount
-    }
-
-    private func observeLocked(_ id: Int, _ labels: [String], _ value: Double) {
-        guard families.indices.contains(id), families[id].kind == .histogram, labels.count == families[id].labelNames.count,
-              !value.isNaN else { return }
-        let bounds = families[id].buckets
-        let i = bounds.firstIndex(where: { value <= $0 }) ?? bounds.count
-        families[id].series[labels, default: Series(counts: Array(repeating: 0, count: bounds.count + 1))].counts[i] &+= 1
-        families[id].series[labels, default: Series()].sum += value
     }
 
     // By name, for the tests and the occasional caller.
@@ -96,12 +98,12 @@ public final class MetricsRegistry: @unchecked Sendable {
 
     /// The current value of a counter or gauge series.
     public func value(_ name: String, _ labels: [String] = []) -> Double? {
-        lock.withLock { ids[name].flatMap { families[$0].series[labels]?.value } }
+        table.withLock { t in t.ids[name].flatMap { t.families[$0].series[labels]?.value } }
     }
 
     /// Every family, by name, then its series by label values: `# HELP`, `# TYPE`, samples.
     public func exposition() -> [UInt8] {
-        let (snapshot, declared) = lock.withLock { (families, names) }
+        let (snapshot, declared) = table.withLock { ($0.families, $0.names) }
         var out = ""
         out.reserveCapacity(4096)
         for (name, f) in zip(declared, snapshot).sorted(by: { $0.0 < $1.0 }) {

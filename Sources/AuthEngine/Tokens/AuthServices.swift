@@ -2,7 +2,7 @@
 /// `gatehouse` executable's `Runtime`) and used alike by the web layer and the command line:
 /// one clock, one source of randomness, one key ring and the token service over it, and the
 /// process's metrics (`Telemetry.off` unless a long-running responder records them) and log.
-public final class AuthServices: @unchecked Sendable {
+public final class AuthServices: Sendable {
     public let clock: any Clock
     public let random: any RandomSource
     public let keyRing: KeyRing

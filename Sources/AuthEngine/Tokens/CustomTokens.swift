@@ -3,7 +3,7 @@ import JSONValue
 
 /// A service account whose custom tokens a project accepts: its email (the token's `iss` and
 /// `sub`) and its public keys, each with the key id the Admin SDKs put in the header (nil: any).
-public struct CustomTokenSigner: @unchecked Sendable, Equatable {
+public struct CustomTokenSigner: Sendable, Equatable {
     public var serviceAccount: String
     public var keys: [(kid: String?, key: RSAPublicKey)]
     public init(serviceAccount: String, keys: [(kid: String?, key: RSAPublicKey)]) {

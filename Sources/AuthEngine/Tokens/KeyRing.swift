@@ -10,10 +10,10 @@ import Locking
 /// may also be staged (`activationDelay`): the key is published at once and signs later, so that
 /// verifiers caching the key set (`max-age` 3600) know it before its first token. A key's
 /// `createdAt` is the moment it starts signing.
-public final class KeyRing: @unchecked Sendable {
+public final class KeyRing: Sendable {
     /// A published key: its public half parsed from `publicPEM`; the private half parsed from
     /// `privatePEM` the first time it signs, then kept (verifying and publishing never parse it).
-    public struct Key: @unchecked Sendable {
+    public struct Key: Sendable {
         public let record: SigningKeyRecord
         public let publicKey: RSAPublicKey
         fileprivate let signing: PrivateHalf
@@ -24,14 +24,13 @@ public final class KeyRing: @unchecked Sendable {
     }
 
     /// The lazily parsed private key of one `Key`, shared by its copies.
-    fileprivate final class PrivateHalf: @unchecked Sendable {
-        private let lock = Lock()
-        private var parsed: RSAPrivateKey?
+    fileprivate final class PrivateHalf: Sendable {
+        private let parsed: Locked<RSAPrivateKey?>
 
-        init(_ key: RSAPrivateKey? = nil) { parsed = key }
+        init(_ key: RSAPrivateKey? = nil) { parsed = Locked(key) }
 
         func key(pem: String) throws -> RSAPrivateKey {
-            try lock.withLock {
+            try parsed.withLock { parsed in
                 if let parsed { return parsed }
                 let k = try RSAPrivateKey(pem: pem)
                 parsed = k
@@ -48,12 +47,14 @@ public final class KeyRing: @unchecked Sendable {
     /// Re-reads the store on an unknown `kid` at most this often (an attacker cannot force reads).
     public static let unknownKidReloadInterval: Millis = 1_000
 
-    private let lock = Lock()
-    private var cached: (at: Millis, keys: [Key])?
-    private var lastForcedReload: Millis?
-    /// Bumped whenever the published kid list changes; tags `derivedCache`.
-    private var generation = 0
-    private var derivedCache: [String: (generation: Int, bytes: [UInt8])] = [:]
+    private struct Cache {
+        var cached: (at: Millis, keys: [Key])?
+        var lastForcedReload: Millis?
+        /// Bumped whenever the published kid list changes; tags `derivedCache`.
+        var generation = 0
+        var derivedCache: [String: (generation: Int, bytes: [UInt8])] = [:]
+    }
+    private let cache = Locked(Cache())
     private let clock: any Clock
 
     public init(clock: any Clock) { self.clock = clock }
@@ -94,13 +95,13 @@ public final class KeyRing: @unchecked Sendable {
         return record
     }
 
-    public func invalidate() { lock.withLock { cached = nil; generation += 1; derivedCache = [:] } }
+    public func invalidate() { cache.withLock { c in c.cached = nil; c.generation += 1; c.derivedCache = [:] } }
 
     /// Published keys, newest first (cached briefly).
     public func keys(store: any SigningKeyStore, reload: Bool = false) throws -> [Key] {
         let now = clock.now()
-        if !reload, let c = lock.withLock({ cached }), now - c.at < KeyRing.cacheLifetime, now >= c.at { return c.keys }
-        let previous = lock.withLock { cached?.keys ?? [] }
+        if !reload, let hit = cache.withLock({ c in c.cached }), now - hit.at < KeyRing.cacheLifetime, now >= hit.at { return hit.keys }
+        let previous = cache.withLock { c in c.cached?.keys ?? [] }
         let keys = try store.publishedSigningKeys(at: now).map { rec -> Key in
             if let old = previous.first(where: { $0.record.kid == rec.kid }) { return Key(record: rec, publicKey: old.publicKey, signing: old.signing) }
             if rec.publicPEM.isEmpty {
@@ -110,9 +111,9 @@ public final class KeyRing: @unchecked Sendable {
             }
             return Key(record: rec, publicKey: try RSAPublicKey(pem: rec.publicPEM), signing: PrivateHalf())
         }
-        lock.withLock {
-            if cached.map({ $0.keys.map(\.record.kid) }) != keys.map(\.record.kid) { generation += 1; derivedCache = [:] }
-            cached = (now, keys)
+        cache.withLock { c in
+            if c.cached.map({ $0.keys.map(\.record.kid) }) != keys.map(\.record.kid) { c.generation += 1; c.derivedCache = [:] }
+            c.cached = (now, keys)
         }
         return keys
     }
@@ -122,10 +123,10 @@ public final class KeyRing: @unchecked Sendable {
     /// immutable material (modulus, exponent, certificate).
     public func derived(_ name: String, store: any SigningKeyStore, make: ([Key]) throws -> [UInt8]) throws -> [UInt8] {
         let keys = try keys(store: store)
-        let (gen, hit) = lock.withLock { (generation, derivedCache[name]) }
+        let (gen, hit) = cache.withLock { c in (c.generation, c.derivedCache[name]) }
         if let hit, hit.generation == gen { return hit.bytes }
         let bytes = try make(keys)
-        lock.withLock { if generation == gen { derivedCache[name] = (gen, bytes) } }
+        cache.withLock { c in if c.generation == gen { c.derivedCache[name] = (gen, bytes) } }
         return bytes
     }
 
@@ -146,9 +147,9 @@ public final class KeyRing: @unchecked Sendable {
     public func key(kid: String, store: any SigningKeyStore) throws -> Key? {
         if let k = try keys(store: store).first(where: { $0.record.kid == kid }) { return k }
         let now = clock.now()
-        let reload: Bool = lock.withLock {
-            if let last = lastForcedReload, now >= last, now - last < KeyRing.unknownKidReloadInterval { return false }
-            lastForcedReload = now
+        let reload: Bool = cache.withLock { c in
+            if let last = c.lastForcedReload, now >= last, now - last < KeyRing.unknownKidReloadInterval { return false }
+            c.lastForcedReload = now
             return true
         }
         guard reload else { return nil }

@@ -5,7 +5,7 @@ import Locking
 /// settings: calling codes, main regions, the regions a project offers, rendered country lists.
 /// Owned by the `Templates` of one app (so made and gone with it); each is built on first use
 /// and kept, behind its own mutex.
-final class RegionTables: @unchecked Sendable {
+final class RegionTables: Sendable {
     let directory: String
     let codes = Locked<[(code: String, callingCode: Int)]?>(nil)
     let main = Locked<[Int: String]?>(nil)

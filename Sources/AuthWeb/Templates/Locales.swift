@@ -34,19 +34,18 @@ public struct Locales: Sendable {
     }
 
     /// Per language, read once: its own table and strings, and both with English filling gaps.
-    private final class Store: @unchecked Sendable {
+    private final class Store: Sendable {
         let directory: String
         let languages: Set<String>
-        private let lock = Lock()
-        private var own: [String: (table: TemplateValue, flat: [String: String])] = [:]
-        private var filled: [String: (table: TemplateValue, flat: [String: String])] = [:]
+        private let own = Locked<[String: (table: TemplateValue, flat: [String: String])]>([:])
+        private let filled = Locked<[String: (table: TemplateValue, flat: [String: String])]>([:])
 
         let log: Log
         init(directory: String, languages: Set<String>, log: Log) { self.directory = directory; self.languages = languages; self.log = log }
 
         /// `lang`'s files merged (caller need not hold the lock).
         func read(_ lang: String) throws -> (table: TemplateValue, flat: [String: String]) {
-            if let hit = lock.withLock({ own[lang] }) { return hit }
+            if let hit = own.withLock({ $0[lang] }) { return hit }
             var table = TemplateValue.object([:])
             var f: [String: String] = [:]
             for file in ResourceFiles.list(directory + "/" + lang) ?? [] where file.hasSuffix(".json") {
@@ -58,21 +57,21 @@ public struct Locales: Sendable {
                 if case .object = nested { table = Locales.merge(table, nested) }
             }
             let entry = (table, f)
-            lock.withLock { own[lang] = entry }
+            own.withLock { $0[lang] = entry }
             return entry
         }
 
         /// `lang` with English filling any gap; nil for a language without a folder.
         func merged(_ lang: String) throws -> (table: TemplateValue, flat: [String: String])? {
             guard languages.contains(lang) else { return nil }
-            if let hit = lock.withLock({ filled[lang] }) { return hit }
+            if let hit = filled.withLock({ $0[lang] }) { return hit }
             let en = try read("en")
             // English needs no filling from itself.
             let entry = lang == "en" ? en : try { () throws -> (table: TemplateValue, flat: [String: String]) in
                 let mine = try read(lang)
                 return (Locales.merge(en.table, mine.table), en.flat.merging(mine.flat) { $1 })
             }()
-            lock.withLock { filled[lang] = entry }
+            filled.withLock { $0[lang] = entry }
             return entry
         }
 
@@ -81,7 +80,7 @@ public struct Locales: Sendable {
             do { return try merged(lang) } catch {
                 log.error("\(error)")
                 let fallback = (try? merged("en")) ?? nil
-                if let fallback { lock.withLock { filled[lang] = fallback } }
+                if let fallback { filled.withLock { $0[lang] = fallback } }
                 return fallback
             }
         }
