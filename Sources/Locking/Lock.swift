@@ -8,8 +8,9 @@ import Darwin
 /// sits at a stable address for the object's life (a `pthread_mutex_t` stored in a property and
 /// passed as `&` is not guaranteed one). `Synchronization.Mutex` was measured in its place: on
 /// Linux it is a priority-inheritance futex, which takes a system call on every contended lock,
-/// and the verify and phone-page caches, taken by every worker on every request, lost 8–10 % of
-/// their kept-connection throughput with it (BENCHMARKS.md Findings).
+/// and the verify and phone-page caches, taken by every worker on every request, cost verify 15 %
+/// and the phone page 13–17 % of their kept-connection throughput with it (BENCHMARKS.md, "One
+/// lock type").
 // @unchecked: the mutex is a C handle; every access to what it guards goes through it.
 public final class Lock: @unchecked Sendable {
     let mutex: UnsafeMutablePointer<pthread_mutex_t>

@@ -65,7 +65,7 @@ typealias AppStore = GatehouseStore & HousekeepingStore
 extension Runtime {
     /// A new connection to the configured store (one per thread), migrated on open for
     /// PostgreSQL only when `migrate` (the start-up migrates once, under the advisory lock).
-    static func open(_ location: StoreLocation, migrate: Bool = false) throws -> AppStore {
+    static func open(_ location: StoreLocation, migrate: Bool = false) throws -> any AppStore {
         switch location {
         case let .sqlite(path):
             let store = try SQLiteStore(path: path, migrate: false)

@@ -20,7 +20,7 @@ struct Runtime {
     /// transaction); CGI leaves that to the next rotation or start of any other command.
     /// `metrics`: a long-running responder (`serve`, `dev`) records metrics when the configuration
     /// allows; CGI mode and the other commands record none.
-    init(config: Config, store: AppStore? = nil, deleteExpiredKeys: Bool = true, metrics: Bool = false) throws {
+    init(config: Config, store: (any AppStore)? = nil, deleteExpiredKeys: Bool = true, metrics: Bool = false) throws {
         var config = config
         // Dev mode makes its TOTP key on first start (production names its file: `config check`).
         if let problem = config.loadTOTPKey(create: true).first { throw ConfigError(problem) }
@@ -69,7 +69,7 @@ struct Runtime {
     }
 
     /// A connection to the configured store, already migrated by the start-up.
-    func openStore() throws -> AppStore { try Runtime.open(config.store) }
+    func openStore() throws -> any AppStore { try Runtime.open(config.store) }
 
     /// The outbox delivery workers, not yet started (one set per process; leases make several
     /// instances safe).

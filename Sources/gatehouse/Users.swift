@@ -25,7 +25,7 @@ enum Users {
             project = p.string("project")
         }
 
-        func open() throws -> (store: AppStore, project: String, admin: AccountAdmin) {
+        func open() throws -> (store: any AppStore, project: String, admin: AccountAdmin) {
             let config = try common.load()
             let pid = try config.projectID(project)
             if case let .sqlite(path) = config.store, access(path, F_OK) != 0 {

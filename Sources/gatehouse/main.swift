@@ -142,48 +142,6 @@ func serveCGI(_ config: Config) throws {
     }
 }
 
-/// CGI mode without the command-line parser, whose start-up costs a fifth of a CGI request: taken
-/// only when `gatehouse [serve] [--config F] [--data D]` would serve CGI with a valid
-/// configuration. Anything else (other arguments, configuration problems, a socket configured)
-/// goes through `Gatehouse.main()`, which handles and reports it as always.
-func serveCGIWithoutParser() -> Bool {
-    guard getenv("GATEWAY_INTERFACE") != nil,
-          let options = cgiOptions(Array(CommandLine.arguments.dropFirst())) else { return false }
-    var (config, problems) = Config.load(path: options["config"])
-    if let data = options["data"] { config.dataDir = data }
-    guard problems.isEmpty, config.socket == nil, config.listen == nil else { return false }
-    do { try serveCGI(config) } catch {
-        StandardError.write("Error: \(error)\n")
-        exit(1)
-    }
-    return true
-}
-
-/// `[serve] [--config F|-c F|--config=F] [--data D|--data=D]`, each at most once, as
-/// `config`/`data` → value; nil for anything else.
-func cgiOptions(_ args: [String]) -> [String: String]? {
-    var rest = args[...]
-    if rest.first == "serve" { rest = rest.dropFirst() }
-    var options: [String: String] = [:]
-    while let arg = rest.popFirst() {
-        let name: String, value: String?
-        if let eq = arg.firstIndex(of: "="), arg.hasPrefix("--") {
-            (name, value) = (String(arg[..<eq]), String(arg[arg.index(after: eq)...]))
-        } else {
-            (name, value) = (arg, nil)
-        }
-        let key: String
-        switch name {
-        case "--config", "-c": key = "config"
-        case "--data": key = "data"
-        default: return nil
-        }
-        guard options[key] == nil, let v = value ?? rest.popFirst(), !v.hasPrefix("-") || value != nil else { return nil }
-        options[key] = v
-    }
-    return options
-}
-
 /// Opens the socket and starts workers (one store connection each, opened on first use).
 func startServer(_ runtime: Runtime, app: WebApp, socketOverride: String? = nil, socketMode: mode_t? = nil) throws -> FastCGIServer {
     let c = runtime.config
@@ -213,4 +171,4 @@ func startServer(_ runtime: Runtime, app: WebApp, socketOverride: String? = nil,
     return server
 }
 
-if !serveCGIWithoutParser() { Gatehouse.main() }
+Gatehouse.main()

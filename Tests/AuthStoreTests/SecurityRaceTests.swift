@@ -48,12 +48,12 @@ struct SecurityRaceTests {
             return Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(claims.utf8)) + "."
         }
 
-        func refresh(_ store: ContractStore, _ token: String) throws -> String {
+        func refresh(_ store: any ContractStore, _ token: String) throws -> String {
             try RefreshTokens(store: store, tokens: tokens, random: random)
                 .refresh(grantType: "refresh_token", refreshToken: token, project: project.id, graceSeconds: 10).refreshToken
         }
 
-        func act(_ action: Action, on store: ContractStore, uid: String) throws {
+        func act(_ action: Action, on store: any ContractStore, uid: String) throws {
             let admin = AccountAdmin(store: store, clock: tokens.clock, random: random)
             var c = AccountChanges()
             c.localID = uid

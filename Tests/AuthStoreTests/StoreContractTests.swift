@@ -40,7 +40,7 @@ final class TestDatabase: @unchecked Sendable {
         }
     }
 
-    func open() throws -> ContractStore {
+    func open() throws -> any ContractStore {
         switch backend {
         case .sqlite: return try SQLiteStore(path: location)
         case .postgresql: return try PostgreSQLStore(url: location)
@@ -52,7 +52,7 @@ final class TestDatabase: @unchecked Sendable {
     }
 
     /// Runs `body` on `threads` threads at once, each with its own connection; returns the results.
-    func race<T: Sendable>(threads: Int, _ body: @escaping @Sendable (ContractStore) throws -> T) throws -> [T] {
+    func race<T: Sendable>(threads: Int, _ body: @escaping @Sendable (any ContractStore) throws -> T) throws -> [T] {
         let stores = try (0..<threads).map { _ in try open() }
         let results = Locked<[Result<T, any Error>]>([])
         let start = DispatchSemaphore(value: 0)
@@ -77,7 +77,7 @@ struct UncheckedBox<T>: @unchecked Sendable { let value: T; init(_ v: T) { value
 
 @Suite("Store contract (SQLite and PostgreSQL)")
 struct StoreContractTests {
-    func with(_ backend: Backend, _ body: (TestDatabase, ContractStore) throws -> Void) throws {
+    func with(_ backend: Backend, _ body: (TestDatabase, any ContractStore) throws -> Void) throws {
         let db = try TestDatabase(backend)
         defer { db.remove() }
         try body(db, try db.open())

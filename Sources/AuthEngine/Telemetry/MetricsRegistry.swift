@@ -2,8 +2,8 @@ import Locking
 /// Counters, gauges and histograms by name and label values, and their Prometheus text
 /// exposition (format 0.0.4). Written here rather than taken from swift-metrics and
 /// swift-prometheus: swift-metrics' task-local factory links Swift Concurrency and with it
-/// libdispatch, whose start-up every CGI request would pay (+0.6 ms a request, BENCHMARKS.md
-/// "Metrics"). One lock; a family keeps one fixed list of label names.
+/// libdispatch, whose start-up every CGI request would pay (+4.7 % of a CGI verify's CPU and ~50
+/// page faults, BENCHMARKS.md "Metrics"). One lock; a family keeps one fixed list of label names.
 public final class MetricsRegistry: Sendable {
     public enum Kind: String, Sendable { case counter, gauge, histogram }
 

@@ -25,6 +25,8 @@ public final class SQLStore<Database: SQLDatabase>: Transactional, HealthProbe {
         }
     }
 
+    @_specialize(where Database == SQLiteConnection)
+    @_specialize(where Database == PostgreSQLConnection)
     public func probe() throws -> Int { try Schema.recordedVersion(db) }
 
     /// Inserts `record` as a row of `C`'s table.
