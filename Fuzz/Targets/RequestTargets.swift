@@ -20,7 +20,7 @@ import TestSupport
 enum RequestTargets {
     final class World: @unchecked Sendable {
         let app: WebApp
-        let store: SQLiteStore
+        let store: SQLStore
 
         init() {
             do {
@@ -30,7 +30,7 @@ enum RequestTargets {
                 let settings = WebSettings(projects: [fuzzProject, ProjectSettings.devDefault()], devMode: true,
                                            adminToken: "fuzz-admin", version: "fuzz")
                 app = WebApp(settings: settings, services: AuthServices(clock: FixedClock(), random: SeededRandom(), log: log), templates: templates)
-                store = try SQLiteStore(path: ":memory:")
+                store = try SQLStore(path: ":memory:")
                 try app.keyRing.ensureKey(store: store, random: app.random)
             } catch {
                 StandardError.write("fuzz set-up failed: \(error)\n")

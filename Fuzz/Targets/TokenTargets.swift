@@ -14,7 +14,7 @@ enum TokenTargets {
     final class World: @unchecked Sendable {
         let clock = FixedClock()
         let random = SeededRandom()
-        let store: SQLiteStore
+        let store: SQLStore
         let tokens: TokenService
         let sessions: Sessions
         let key: KeyRing.Key
@@ -25,7 +25,7 @@ enum TokenTargets {
 
         init() {
             do {
-                store = try SQLiteStore(path: ":memory:")
+                store = try SQLStore(path: ":memory:")
                 tokens = TokenService(keyRing: KeyRing(clock: clock), clock: clock)
                 _ = try tokens.keyRing.rotate(store: store, random: random)
                 key = try tokens.keyRing.signer(store: store)

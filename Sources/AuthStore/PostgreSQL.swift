@@ -29,7 +29,7 @@ public struct PostgreSQLError: Error, CustomStringConvertible, StoreFailure {
 /// One row of a PostgreSQL result, read by column index, with the accessors of SQLite's `Row`.
 /// Results come in binary form; each column is read by its type (BIGINT, INTEGER, SMALLINT,
 /// BOOLEAN, TEXT/VARCHAR, BYTEA).
-public struct PGRow: StoreRow {
+struct PGRow {
     let result: OpaquePointer
     let row: Int32
 
@@ -157,13 +157,13 @@ public final class PostgreSQLConnection {
     }
 
     /// Runs one statement and hands each row to `each`.
-    public func query(_ sql: String, _ values: [any SQLBindable] = [], _ each: (PGRow) throws -> Void) throws {
+    public func query(_ sql: String, _ values: [any SQLBindable] = [], _ each: (SQLRow) throws -> Void) throws {
         let result = try execute(sql, values)
         defer { gh_pq_clear(result) }
         let rows = gh_pq_ntuples(result)
         var r: Int32 = 0
         while r < rows {
-            try each(PGRow(result: result, row: r))
+            try each(SQLRow(backing: .postgresql(PGRow(result: result, row: r))))
             r += 1
         }
     }
@@ -178,7 +178,7 @@ public final class PostgreSQLConnection {
     }
 
     /// Rows of one fixed statement that cannot be prepared (`FETCH` from a cursor); no parameters.
-    public func unpreparedRows<T>(_ sql: String, _ map: (PGRow) throws -> T) throws -> [T] {
+    public func unpreparedRows<T>(_ sql: String, _ map: (SQLRow) throws -> T) throws -> [T] {
         let c = try live()
         guard let result = gh_pq_exec_binary(c, sql) else { throw lostError(sql) }
         defer { gh_pq_clear(result) }
@@ -186,7 +186,7 @@ public final class PostgreSQLConnection {
         var out: [T] = []
         var r: Int32 = 0
         while r < gh_pq_ntuples(result) {
-            out.append(try map(PGRow(result: result, row: r)))
+            out.append(try map(SQLRow(backing: .postgresql(PGRow(result: result, row: r)))))
             r += 1
         }
         return out
@@ -300,8 +300,8 @@ public final class PostgreSQLConnection {
 extension PostgreSQLConnection: SQLDatabase {
     public var dialect: SQLDialect { SQLDialect(kind: .postgresql) }
 
-    public func writeRows<T>(_ sql: String, _ values: [any SQLBindable], _ map: (PGRow) throws -> T) throws -> [T] {
-        try rows(sql, values, map)
+    public func writeQuery(_ sql: String, _ values: [any SQLBindable], _ each: (SQLRow) throws -> Void) throws {
+        try query(sql, values, each)
     }
 
     public func uniqueViolation(_ error: any Error) -> String? {
@@ -312,7 +312,7 @@ extension PostgreSQLConnection: SQLDatabase {
 
 extension PostgreSQLConnection {
     /// Through a cursor, in its own transaction (a cursor lives in one).
-    public func eachBatch<T>(_ sql: String, size: Int, _ map: (PGRow) throws -> T, _ body: ([T]) throws -> Void) throws {
+    public func eachBatch<T>(_ sql: String, size: Int, _ map: (SQLRow) throws -> T, _ body: ([T]) throws -> Void) throws {
         try transaction {
             try script("DECLARE gatehouse_batches NO SCROLL CURSOR FOR \(sql)")
             while true {

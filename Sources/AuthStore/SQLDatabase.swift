@@ -1,26 +1,41 @@
-/// A row of either database's results, read by column position (SQLite's `Row`, PostgreSQL's
-/// `PGRow`). Records are read through `Columns` (`Reading`), which names each column.
-public protocol StoreRow {
-    func int(_ i: Int32) -> Int64
-    func intOrNil(_ i: Int32) -> Int64?
-    func text(_ i: Int32) -> String
-    func textOrNil(_ i: Int32) -> String?
-    func blob(_ i: Int32) -> [UInt8]
-    func blobOrNil(_ i: Int32) -> [UInt8]?
+/// A row of either database's results, read by column position: SQLite's current statement row
+/// or one row of a PostgreSQL result, valid while the callback that receives it runs. Records are
+/// read through `Columns` (`Reading`), which names each column.
+public struct SQLRow {
+    enum Backing {
+        case sqlite(SQLiteRow)
+        case postgresql(PGRow)
+    }
+    let backing: Backing
+
+    public func int(_ i: Int32) -> Int64 {
+        switch backing { case let .sqlite(r): r.int(i); case let .postgresql(r): r.int(i) }
+    }
+    public func intOrNil(_ i: Int32) -> Int64? {
+        switch backing { case let .sqlite(r): r.intOrNil(i); case let .postgresql(r): r.intOrNil(i) }
+    }
+    public func bool(_ i: Int32) -> Bool { int(i) != 0 }
+    public func text(_ i: Int32) -> String { textOrNil(i) ?? "" }
+    public func textOrNil(_ i: Int32) -> String? {
+        switch backing { case let .sqlite(r): r.textOrNil(i); case let .postgresql(r): r.textOrNil(i) }
+    }
+    public func blob(_ i: Int32) -> [UInt8] { blobOrNil(i) ?? [] }
+    public func blobOrNil(_ i: Int32) -> [UInt8]? {
+        switch backing { case let .sqlite(r): r.blobOrNil(i); case let .postgresql(r): r.blobOrNil(i) }
+    }
 }
 
 /// One connection to a SQL database, as the store uses it: every statement is SQL text with `?`
 /// placeholders and bound values (never values spliced into the text), written once for both
 /// databases; `dialect` holds the few forms that differ. `SQLStore` is written against this.
 public protocol SQLDatabase: AnyObject {
-    associatedtype Row: StoreRow
     var dialect: SQLDialect { get }
     /// Whether a transaction is open on this connection.
     var inTransaction: Bool { get }
     /// Runs a statement that only reads, handing each row to `each`.
-    func query(_ sql: String, _ values: [any SQLBindable], _ each: (Row) throws -> Void) throws
+    func query(_ sql: String, _ values: [any SQLBindable], _ each: (SQLRow) throws -> Void) throws
     /// A statement that writes and returns rows (`RETURNING`), run where this connection's writes run.
-    func writeRows<T>(_ sql: String, _ values: [any SQLBindable], _ map: (Row) throws -> T) throws -> [T]
+    func writeQuery(_ sql: String, _ values: [any SQLBindable], _ each: (SQLRow) throws -> Void) throws
     /// A write; the number of rows it changed.
     @discardableResult func run(_ sql: String, _ values: [any SQLBindable]) throws -> Int
     /// Statements without parameters (schema changes), several at once.
@@ -29,26 +44,34 @@ public protocol SQLDatabase: AnyObject {
     func transaction<T>(_ body: () throws -> T) throws -> T
     /// Every row of a read, mapped, handed to `body` in batches of `size` (a table of any size in
     /// bounded memory: SQLite steps through it, PostgreSQL fetches from a cursor).
-    func eachBatch<T>(_ sql: String, size: Int, _ map: (Row) throws -> T, _ body: ([T]) throws -> Void) throws
+    func eachBatch<T>(_ sql: String, size: Int, _ map: (SQLRow) throws -> T, _ body: ([T]) throws -> Void) throws
     /// The database's message for a uniqueness violation (it names the index or the columns), nil
     /// for any other error.
     func uniqueViolation(_ error: any Error) -> String?
 }
 
 extension SQLDatabase {
+    /// A write without parameters.
+    @discardableResult
+    public func run(_ sql: String) throws -> Int { try run(sql, []) }
+
     /// The rows of a statement that only reads, each mapped.
-    public func rows<T>(_ sql: String, _ values: [any SQLBindable] = [], _ map: (Row) throws -> T) throws -> [T] {
+    public func rows<T>(_ sql: String, _ values: [any SQLBindable] = [], _ map: (SQLRow) throws -> T) throws -> [T] {
         var out: [T] = []
         try query(sql, values) { out.append(try map($0)) }
         return out
     }
 
-    public func first<T>(_ sql: String, _ values: [any SQLBindable] = [], _ map: (Row) throws -> T) throws -> T? {
-        try rows(sql, values, map).first
+    public func first<T>(_ sql: String, _ values: [any SQLBindable] = [], _ map: (SQLRow) throws -> T) throws -> T? {
+        var found: T?
+        try query(sql, values) { if found == nil { found = try map($0) } }
+        return found
     }
 
-    func writeFirst<T>(_ sql: String, _ values: [any SQLBindable] = [], _ map: (Row) throws -> T) throws -> T? {
-        try writeRows(sql, values, map).first
+    func writeFirst<T>(_ sql: String, _ values: [any SQLBindable] = [], _ map: (SQLRow) throws -> T) throws -> T? {
+        var found: T?
+        try writeQuery(sql, values) { if found == nil { found = try map($0) } }
+        return found
     }
 
     func count(_ sql: String, _ values: [any SQLBindable] = []) throws -> Int {

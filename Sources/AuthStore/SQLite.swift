@@ -32,7 +32,7 @@ extension SQLValue: SQLBindable { public var sqlValue: SQLValue { self } }
 extension Optional: SQLBindable where Wrapped: SQLBindable { public var sqlValue: SQLValue { self?.sqlValue ?? .null } }
 
 /// One row of a result, read by column index.
-public struct Row: StoreRow {
+struct SQLiteRow {
     let stmt: OpaquePointer
     public func int(_ i: Int32) -> Int64 { sqlite3_column_int64(stmt, i) }
     public func intOrNil(_ i: Int32) -> Int64? { sqlite3_column_type(stmt, i) == SQLITE_NULL ? nil : sqlite3_column_int64(stmt, i) }
@@ -126,7 +126,7 @@ public final class SQLiteConnection {
     }
 
     /// Runs a statement, calling `each` for every row.
-    public func query(_ sql: String, _ values: [any SQLBindable] = [], _ each: (Row) throws -> Void) throws {
+    public func query(_ sql: String, _ values: [any SQLBindable] = [], _ each: (SQLRow) throws -> Void) throws {
         if sharing, !readOpen, !inWrite, !nesting.isOpen {
             try own.execute("BEGIN")
             readOpen = true
@@ -136,7 +136,7 @@ public final class SQLiteConnection {
         try bind(stmt, values, sql: sql)
         while true {
             let rc = sqlite3_step(stmt)
-            if rc == SQLITE_ROW { try each(Row(stmt: stmt)); continue }
+            if rc == SQLITE_ROW { try each(SQLRow(backing: .sqlite(SQLiteRow(stmt: stmt)))); continue }
             if rc == SQLITE_DONE { break }
             try check(rc, sql)
         }
@@ -220,9 +220,9 @@ extension SQLiteConnection: SQLDatabase {
     public var dialect: SQLDialect { SQLDialect(kind: .sqlite) }
 
     /// Outside a transaction it takes the process's write lock, as `run` does.
-    public func writeRows<T>(_ sql: String, _ values: [any SQLBindable], _ map: (Row) throws -> T) throws -> [T] {
-        if !nesting.isOpen { return try writing { try rows(sql, values, map) } }
-        return try rows(sql, values, map)
+    public func writeQuery(_ sql: String, _ values: [any SQLBindable], _ each: (SQLRow) throws -> Void) throws {
+        if !nesting.isOpen { return try writing { try query(sql, values, each) } }
+        try query(sql, values, each)
     }
 
     public func script(_ sql: String) throws { try execute(sql) }
@@ -235,7 +235,7 @@ extension SQLiteConnection: SQLDatabase {
 
 extension SQLiteConnection {
     /// Stepping through the statement's rows as they come.
-    public func eachBatch<T>(_ sql: String, size: Int, _ map: (Row) throws -> T, _ body: ([T]) throws -> Void) throws {
+    public func eachBatch<T>(_ sql: String, size: Int, _ map: (SQLRow) throws -> T, _ body: ([T]) throws -> Void) throws {
         var pending: [T] = []
         try query(sql, []) { r in
             pending.append(try map(r))

@@ -60,7 +60,7 @@ public enum Schema {
     ]
 
     /// The database's version: 0 when it has no schema yet.
-    public static func recordedVersion<D: SQLDatabase>(_ db: D) throws -> Int {
+    public static func recordedVersion(_ db: any SQLDatabase) throws -> Int {
         do {
             return try db.count("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")
         } catch {
@@ -74,7 +74,7 @@ public enum Schema {
     /// so instances starting together migrate once; on SQLite the write lock does the same).
     /// A current database costs one read. Returns the versions applied.
     @discardableResult
-    public static func migrate<D: SQLDatabase>(_ db: D, now: Millis) throws -> [Int] {
+    public static func migrate(_ db: any SQLDatabase, now: Millis) throws -> [Int] {
         if try recordedVersion(db) == version { return [] }
         return try db.transaction {
             if let lock = db.dialect.migrationLock { _ = try db.rows(lock, []) { _ in 0 } }

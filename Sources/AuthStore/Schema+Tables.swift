@@ -1,6 +1,7 @@
 import AuthEngine
 
-// Every table of the store, declared once (see `Schema`). A column's case name is its SQL name.
+// Every table of the store, declared once (see `Schema`): its columns (a case each, named as in
+// SQL), what a record writes in each, and how a row is read back by naming its columns.
 // Times are milliseconds since 1970; flags are 0/1 integers; hashes and keys are blobs.
 
 enum AccountColumn: Int32, RecordColumns {
@@ -33,6 +34,27 @@ enum AccountColumn: Int32, RecordColumns {
         IndexSpec(name: "accounts_email", columns: ["project_id", "email"], unique: true, condition: "email IS NOT NULL"),
         IndexSpec(name: "accounts_phone", columns: ["project_id", "phone_number"], unique: true, condition: "phone_number IS NOT NULL"),
     ])
+
+    static func read(_ row: SQLRow) throws -> Account {
+        let r = Reading(row, AccountColumn.self)
+        var a = Account(projectID: r.text(.project_id), localID: r.text(.local_id), createdAt: r.int(.created_at))
+        a.email = r.textOrNil(.email)
+        a.emailVerified = r.bool(.email_verified)
+        a.phoneNumber = r.textOrNil(.phone_number)
+        a.displayName = r.textOrNil(.display_name)
+        a.photoURL = r.textOrNil(.photo_url)
+        a.passwordHash = r.textOrNil(.password_hash)
+        a.disabled = r.bool(.disabled)
+        a.emailLinkSignin = r.bool(.email_link_signin)
+        a.anonymous = r.bool(.anonymous)
+        a.customAttributes = r.textOrNil(.custom_attributes)
+        a.lastLoginAt = r.intOrNil(.last_login_at)
+        a.lastRefreshAt = r.intOrNil(.last_refresh_at)
+        a.validSince = r.int(.valid_since)
+        a.providers = try AccountJSON.decodeProviders(r.text(.providers)) ?? { throw r.unreadable(.providers, "a list this build cannot read") }()
+        a.mfaEnrollments = try AccountJSON.decodeMFA(r.text(.mfa)) ?? { throw r.unreadable(.mfa, "a list this build cannot read") }()
+        return a
+    }
 }
 
 enum PhoneVerificationColumn: Int32, RecordColumns {
@@ -62,6 +84,16 @@ enum PhoneVerificationColumn: Int32, RecordColumns {
         IndexSpec(name: "phone_verifications_open", columns: ["project_id", "phone_number", "app_id", "created_at"],
                   condition: "consumed_at IS NULL AND superseded_at IS NULL"),
     ])
+
+    static func read(_ row: SQLRow) throws -> PhoneVerificationRecord {
+        let r = Reading(row, PhoneVerificationColumn.self)
+        return PhoneVerificationRecord(sessionHash: r.blob(.session_hash), projectID: r.text(.project_id), phoneNumber: r.text(.phone_number),
+                                       appID: r.text(.app_id), codeHash: r.blob(.code_hash), nonce: r.blob(.nonce),
+                                       createdAt: r.int(.created_at), expiresAt: r.int(.expires_at), attempts: r.count(.attempts),
+                                       consumedAt: r.intOrNil(.consumed_at), supersededAt: r.intOrNil(.superseded_at),
+                                       isTest: r.bool(.is_test), clientHash: r.blob(.client_hash),
+                                       purpose: try PhoneCodePurpose(stored: r.text(.purpose)) ?? { throw r.unreadable(.purpose, "\"\(r.text(.purpose).prefix(40))\"") }())
+    }
 }
 
 enum PhoneProofColumn: Int32, RecordColumns {
@@ -78,6 +110,12 @@ enum PhoneProofColumn: Int32, RecordColumns {
     static let table = Table("phone_proofs", Self.self, primaryKey: [.proof_hash], indexes: [
         IndexSpec(name: "phone_proofs_expiry", columns: ["expires_at"]),
     ])
+
+    static func read(_ row: SQLRow) throws -> PhoneProofRecord {
+        let r = Reading(row, PhoneProofColumn.self)
+        return PhoneProofRecord(proofHash: r.blob(.proof_hash), projectID: r.text(.project_id), phoneNumber: r.text(.phone_number),
+                                createdAt: r.int(.created_at), expiresAt: r.int(.expires_at))
+    }
 }
 
 enum EmailLinkColumn: Int32, RecordColumns {
@@ -105,6 +143,16 @@ enum EmailLinkColumn: Int32, RecordColumns {
         IndexSpec(name: "email_links_email", columns: ["project_id", "email", "created_at"]),
         IndexSpec(name: "email_links_expiry", columns: ["expires_at"]),
     ])
+
+    static func read(_ row: SQLRow) throws -> EmailLinkRecord {
+        let r = Reading(row, EmailLinkColumn.self)
+        return EmailLinkRecord(codeHash: r.blob(.code_hash), projectID: r.text(.project_id), requestType: try r.value(.request_type),
+                               email: r.text(.email), localID: r.textOrNil(.local_id), continueURL: r.textOrNil(.continue_url),
+                               canHandleCodeInApp: r.bool(.can_handle_in_app), iosBundleID: r.textOrNil(.ios_bundle_id),
+                               androidPackage: r.textOrNil(.android_package), lang: r.text(.lang),
+                               browserBinding: r.blobOrNil(.browser_binding).flatMap { $0.isEmpty ? nil : $0 },
+                               createdAt: r.int(.created_at), expiresAt: r.int(.expires_at), consumedAt: r.intOrNil(.consumed_at))
+    }
 }
 
 enum RefreshTokenColumn: Int32, RecordColumns {
@@ -131,6 +179,14 @@ enum RefreshTokenColumn: Int32, RecordColumns {
         // A family belongs to one user: its revocation and the per-user revocations use this index.
         IndexSpec(name: "refresh_tokens_user", columns: ["project_id", "local_id", "family_id"]),
     ])
+
+    static func read(_ row: SQLRow) throws -> RefreshTokenRecord {
+        let r = Reading(row, RefreshTokenColumn.self)
+        return RefreshTokenRecord(tokenHash: r.blob(.token_hash), familyID: r.text(.family_id), projectID: r.text(.project_id),
+                                  localID: r.text(.local_id), provider: r.text(.provider), authTime: r.int(.auth_time),
+                                  createdAt: r.int(.created_at), rotatedAt: r.intOrNil(.rotated_at), revokedAt: r.intOrNil(.revoked_at),
+                                  secondFactor: r.textOrNil(.second_factor), developerClaims: r.textOrNil(.developer_claims))
+    }
 }
 
 enum SessionColumn: Int32, RecordColumns {
@@ -152,6 +208,13 @@ enum SessionColumn: Int32, RecordColumns {
         IndexSpec(name: "sessions_user", columns: ["project_id", "local_id", "created_at"]),
         IndexSpec(name: "sessions_expiry", columns: ["expires_at"]),
     ])
+
+    static func read(_ row: SQLRow) throws -> SessionRecord {
+        let r = Reading(row, SessionColumn.self)
+        return SessionRecord(sidHash: r.blob(.sid_hash), projectID: r.text(.project_id), localID: r.text(.local_id), provider: r.text(.provider),
+                             createdAt: r.int(.created_at), lastSeenAt: r.int(.last_seen_at), expiresAt: r.int(.expires_at),
+                             idleTimeoutSeconds: r.int(.idle_timeout_seconds), revokedAt: r.intOrNil(.revoked_at))
+    }
 }
 
 enum SigningKeyColumn: Int32, RecordColumns {
@@ -171,6 +234,13 @@ enum SigningKeyColumn: Int32, RecordColumns {
     static let table = Table("signing_keys", Self.self, primaryKey: [.kid], indexes: [
         IndexSpec(name: "signing_keys_expiry", columns: ["expires_at"], condition: "expires_at IS NOT NULL"),
     ])
+
+    static func read(_ row: SQLRow) throws -> SigningKeyRecord {
+        let r = Reading(row, SigningKeyColumn.self)
+        return SigningKeyRecord(kid: r.text(.kid), algorithm: r.text(.algorithm), privatePEM: r.text(.private_pem), publicPEM: r.text(.public_pem),
+                                certificatePEM: r.text(.certificate_pem), createdAt: r.int(.created_at), retiredAt: r.intOrNil(.retired_at),
+                                expiresAt: r.intOrNil(.expires_at))
+    }
 }
 
 enum SecretColumn: Int32, Columns {
@@ -212,6 +282,18 @@ enum OutboxColumn: Int32, Columns {
     static let table = Table("outbox", Self.self, primaryKey: [.id], indexes: [
         IndexSpec(name: "outbox_due", columns: ["status", "next_attempt_at"]),
     ], neverReuseIDs: true)
+
+    static func read(_ row: SQLRow) throws -> OutboxMessage {
+        let r = Reading(row, OutboxColumn.self)
+        return OutboxMessage(id: r.int(.id), projectID: r.text(.project_id), channel: try r.value(.channel), recipient: r.text(.recipient),
+                             subject: r.textOrNil(.subject), body: r.text(.body), htmlBody: r.textOrNil(.html_body), metadata: r.text(.metadata),
+                             status: try r.value(.status), attempts: r.count(.attempts), nextAttemptAt: r.int(.next_attempt_at),
+                             lastError: r.textOrNil(.last_error), createdAt: r.int(.created_at), sentAt: r.intOrNil(.sent_at))
+    }
+
+    static func lease(_ row: SQLRow, until: Millis) throws -> OutboxLease {
+        OutboxLease(message: try read(row), token: Reading(row, OutboxColumn.self).int(.lease_token), until: until)
+    }
 }
 
 enum AppTokenColumn: Int32, Columns {
@@ -225,6 +307,12 @@ enum AppTokenColumn: Int32, Columns {
     }
     // No expiry index: tokens live minutes and are deleted as they are used.
     static let table = Table("app_tokens", Self.self, primaryKey: [.token_hash])
+
+    static func read(_ row: SQLRow) throws -> AppTokenRecord {
+        let r = Reading(row, AppTokenColumn.self)
+        return AppTokenRecord(tokenHash: r.blob(.token_hash), projectID: r.text(.project_id), apiKey: r.text(.api_key), appID: r.text(.app_id),
+                              expiresAt: r.int(.expires_at))
+    }
 }
 
 enum ChallengeReplayColumn: Int32, Columns {
@@ -255,6 +343,14 @@ enum AuditColumn: Int32, Columns {
     // Append-only, in time order, with no other index: one page per sign-in less (housekeeping
     // looks at the oldest ids; a user's rows are found by scanning, which only the admin does).
     static let table = Table("audit_log", Self.self, primaryKey: [.id])
+
+    static func read(_ row: SQLRow) throws -> AuditRecord {
+        let r = Reading(row, AuditColumn.self)
+        return AuditRecord(id: r.int(.id), at: r.int(.at),
+                           event: AuditEvent(projectID: r.text(.project_id), event: try r.value(.event), localID: r.textOrNil(.local_id),
+                                             remoteAddress: r.textOrNil(.remote_address), detail: r.textOrNil(.detail),
+                                             actor: r.textOrNil(.actor), outcome: r.text(.outcome)))
+    }
 }
 
 enum SMSHoldColumn: Int32, RecordColumns {
@@ -272,6 +368,13 @@ enum SMSHoldColumn: Int32, RecordColumns {
         }
     }
     static let table = Table("sms_holds", Self.self, primaryKey: [.project_id, .kind, .key])
+
+    static func read(_ row: SQLRow) throws -> SMSHold {
+        let r = Reading(row, SMSHoldColumn.self)
+        return SMSHold(projectID: r.text(.project_id), kind: try r.value(.kind), key: r.text(.key), heldAt: r.int(.held_at),
+                       expiresAt: r.intOrNil(.expires_at), releasedAt: r.intOrNil(.released_at), recentCount: r.count(.recent_count),
+                       baselineCount: r.count(.baseline_count))
+    }
 }
 
 enum MFAPendingColumn: Int32, RecordColumns {
@@ -291,6 +394,13 @@ enum MFAPendingColumn: Int32, RecordColumns {
     static let table = Table("mfa_pending", Self.self, primaryKey: [.credential_hash], indexes: [
         IndexSpec(name: "mfa_pending_expiry", columns: ["expires_at"]),
     ])
+
+    static func read(_ row: SQLRow) throws -> MFAPendingRecord {
+        let r = Reading(row, MFAPendingColumn.self)
+        return MFAPendingRecord(credentialHash: r.blob(.credential_hash), projectID: r.text(.project_id), localID: r.text(.local_id),
+                                firstFactor: r.text(.first_factor), authTime: r.int(.auth_time), createdAt: r.int(.created_at),
+                                expiresAt: r.int(.expires_at), consumedAt: r.intOrNil(.consumed_at))
+    }
 }
 
 enum IOSReceiptColumn: Int32, RecordColumns {
@@ -311,6 +421,13 @@ enum IOSReceiptColumn: Int32, RecordColumns {
     static let table = Table("ios_receipts", Self.self, primaryKey: [.receipt_hash], indexes: [
         IndexSpec(name: "ios_receipts_expiry", columns: ["expires_at"]),
     ])
+
+    static func read(_ row: SQLRow) throws -> IOSReceiptRecord {
+        let r = Reading(row, IOSReceiptColumn.self)
+        return IOSReceiptRecord(receiptHash: r.blob(.receipt_hash), projectID: r.text(.project_id), bundleID: r.text(.bundle_id),
+                                deviceTokenHash: r.blob(.device_token_hash), sandbox: r.bool(.sandbox), secretHash: r.blob(.secret_hash),
+                                createdAt: r.int(.created_at), expiresAt: r.int(.expires_at), uses: r.count(.uses))
+    }
 }
 
 /// The migrator's own record: one row per schema version applied.

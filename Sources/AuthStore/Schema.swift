@@ -54,7 +54,7 @@ protocol RecordColumns: Columns {
     associatedtype Record
     var column: (ColumnSpec, (Record) -> any SQLBindable) { get }
     /// The record of a row selected by `Table.select` (every column, in order).
-    static func read<R: StoreRow>(_ row: R) throws -> Record
+    static func read(_ row: SQLRow) throws -> Record
 }
 
 extension RecordColumns {
@@ -132,9 +132,9 @@ struct UnreadableColumn: Error, CustomStringConvertible {
 }
 
 /// A row of `C`'s table, read by column.
-struct Reading<R: StoreRow, C: Columns> {
-    let row: R
-    init(_ row: R, _: C.Type) { self.row = row }
+struct Reading<C: Columns> {
+    let row: SQLRow
+    init(_ row: SQLRow, _: C.Type) { self.row = row }
 
     func int(_ c: C) -> Int64 { row.int(c.rawValue) }
     func intOrNil(_ c: C) -> Int64? { row.intOrNil(c.rawValue) }

@@ -7,33 +7,20 @@ import AuthEngine
 /// PostgreSQL's identity counters are moved past them. The copy is verified by counting every
 /// table on both sides. The tables and their columns are the schema's declarations.
 public struct StoreCopy {
-    /// One side of a copy.
-    public enum Endpoint {
-        case sqlite(SQLiteStore)
-        case postgresql(PostgreSQLStore)
-
-        var side: any CopySide {
-            switch self {
-            case let .sqlite(s): return s
-            case let .postgresql(p): return p
-            }
-        }
-    }
-
-    public let from: Endpoint
-    public let to: Endpoint
+    public let from: SQLStore
+    public let to: SQLStore
     public var batchSize = 500
 
-    public init(from: Endpoint, to: Endpoint) { self.from = from; self.to = to }
+    public init(from: SQLStore, to: SQLStore) { self.from = from; self.to = to }
 
     /// Rows in every table of the target (to refuse a non-empty one).
-    public func targetRows() throws -> Int { try Schema.tables.reduce(0) { try $0 + to.side.rows(in: $1) } }
+    public func targetRows() throws -> Int { try Schema.tables.reduce(0) { try $0 + to.rows(in: $1) } }
 
     /// Copies every table; `replace` empties the target's tables first. Returns each table's
     /// count, checked equal on both sides (a mismatch throws).
     @discardableResult
     public func run(replace: Bool, progress: (String, Int) -> Void = { _, _ in }) throws -> [(String, Int)] {
-        let (source, target) = (from.side, to.side)
+        let (source, target) = (from, to)
         for side in [source, target] where try side.probe() != Schema.version {
             throw StoreCopyError("both stores must be at schema version \(Schema.version) (this build's); one is at \(try side.probe())")
         }
@@ -57,18 +44,8 @@ public struct StoreCopy {
     }
 }
 
-/// What a copy needs of a store, whichever its database.
-protocol CopySide {
-    func probe() throws -> Int
-    func rows(in table: Table) throws -> Int
-    func emptyTables() throws
-    func eachBatch(of table: Table, size: Int, _ body: ([[SQLValue]]) throws -> Void) throws
-    func insert(_ rows: [[SQLValue]], into table: Table) throws
-    /// After a table's rows: the database's id counter moved past the ids copied.
-    func copied(_ table: Table) throws
-}
-
-extension SQLStore: CopySide {
+/// What a copy does on each side, whichever its database.
+extension SQLStore {
     func rows(in table: Table) throws -> Int { try db.count("SELECT COUNT(*) FROM \(table.name)") }
 
     func emptyTables() throws {
@@ -94,6 +71,7 @@ extension SQLStore: CopySide {
         try transaction { try db.run(sql, rows.flatMap { $0 }) }
     }
 
+    /// After a table's rows: the database's id counter moved past the ids copied.
     func copied(_ table: Table) throws {
         guard let id = table.columns.first(where: { $0.type == .identity }), let sql = db.dialect.moveIdentity(table: table.name, column: id.name)
         else { return }

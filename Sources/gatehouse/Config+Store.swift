@@ -68,11 +68,11 @@ extension Runtime {
     static func open(_ location: StoreLocation, migrate: Bool = false) throws -> any AppStore {
         switch location {
         case let .sqlite(path):
-            let store = try SQLiteStore(path: path, migrate: false)
+            let store = try SQLStore(path: path, migrate: false)
             if migrate { try migrateIfBehind(store) }
             return store
         case let .postgresql(url):
-            return try PostgreSQLStore(url: url, migrate: migrate, now: SystemClock().now())
+            return try SQLStore(url: url, migrate: migrate, now: SystemClock().now())
         }
     }
 }
@@ -100,10 +100,10 @@ enum StoreCommand {
             from = f; to = t; force = p.flag("force")
         }
 
-        static func endpoint(_ l: StoreLocation) throws -> StoreCopy.Endpoint {
+        static func endpoint(_ l: StoreLocation) throws -> SQLStore {
             switch l {
-            case let .sqlite(path): return .sqlite(try SQLiteStore(path: path))
-            case let .postgresql(url): return .postgresql(try PostgreSQLStore(url: url, migrate: true, now: SystemClock().now()))
+            case let .sqlite(path): return try SQLStore(path: path)
+            case let .postgresql(url): return try SQLStore(url: url, migrate: true, now: SystemClock().now())
             }
         }
 

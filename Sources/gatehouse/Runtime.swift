@@ -54,7 +54,7 @@ struct Runtime {
     }
 
     /// Applies the migrations the database lacks; a current schema costs one read.
-    static func migrateIfBehind(_ store: SQLiteStore) throws {
+    static func migrateIfBehind(_ store: SQLStore) throws {
         try Schema.migrate(store.db, now: SystemClock().now())
     }
 

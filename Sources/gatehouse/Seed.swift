@@ -43,8 +43,8 @@ struct Seed: Command {
         let pid = try config.projectID(project)
         try Runtime.makeDirectories(config.dataDir)
         guard case let .sqlite(path) = config.store else { throw UsageError("seed fills the SQLite store only (the benchmark's growth runs)") }
-        let store = try SQLiteStore(path: path)
-        let db = store.db
+        let store = try SQLStore(path: path)
+        guard let db = store.sqlite else { throw UsageError("seed fills the SQLite store only") }
         // A larger page cache for this connection only: ids are random, so inserts touch the whole index.
         try db.execute("PRAGMA cache_size = -262144")
 

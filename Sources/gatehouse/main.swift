@@ -132,8 +132,9 @@ func serveCGI(_ config: Config) throws {
     }
     SQLiteConnection.configureForOneRequest()
     try Runtime.makeDirectories(config.dataDir)
-    let store = try SQLiteStore(path: path, migrate: false)
-    try store.db.sharedRead {
+    let store = try SQLStore(path: path, migrate: false)
+    guard let sqlite = store.sqlite else { throw ConfigError("CGI: the SQLite store has no SQLite connection") }
+    try sqlite.sharedRead {
         try Runtime.migrateIfBehind(store)
         let app = try Runtime(config: config, store: store, deleteExpiredKeys: false).webApp(validateTemplates: false)
         CGIResponder.serveOne(maxBodyBytes: app.settings.maxBodyBytes, tooLarge: WebApp.payloadTooLarge(limit:),

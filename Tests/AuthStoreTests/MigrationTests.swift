@@ -13,8 +13,8 @@ struct MigrationTests {
     func migrate() throws {
         let path = tempPath()
         defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
-        #expect(try SQLiteStore(path: path).probe() == Schema.version)
-        let again = try SQLiteStore(path: path)
+        #expect(try SQLStore(path: path).probe() == Schema.version)
+        let again = try SQLStore(path: path)
         #expect(try Schema.migrate(again.db, now: 5).isEmpty)
         let rows = try again.db.rows("SELECT version, applied_at FROM schema_migrations", []) { [$0.int(0), $0.int(1)] }
         #expect(rows.count == 1 && rows.first?.first == Int64(Schema.version))
@@ -38,14 +38,14 @@ struct MigrationTests {
             let raw = try SQLiteConnection(path: path)
             try raw.script("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
             try raw.run("INSERT INTO schema_migrations VALUES (?, 1)", [version])
-            #expect(throws: PortError.self) { try SQLiteStore(path: path) }
+            #expect(throws: PortError.self) { try SQLStore(path: path) }
             #expect(try Schema.recordedVersion(raw) == version)
         }
     }
 
     @Test("a failing transaction rolls back every write")
     func rollback() throws {
-        let store = try SQLiteStore(path: ":memory:")
+        let store = try SQLStore(path: ":memory:")
         struct Boom: Error {}
         #expect(throws: Boom.self) {
             try store.transaction {
@@ -58,7 +58,7 @@ struct MigrationTests {
 
     @Test("email and phone are unique per project and map to the wire errors")
     func uniqueness() throws {
-        let store = try SQLiteStore(path: ":memory:")
+        let store = try SQLStore(path: ":memory:")
         var a = Account(projectID: "p", localID: "u1", createdAt: 1)
         a.email = "a@example.com"
         a.phoneNumber = "+16505550100"
@@ -80,7 +80,7 @@ struct MigrationTests {
 
     @Test("the outbox leases a message once, scrubs it when sent, and re-leases it after a lease expires")
     func outbox() throws {
-        let store = try SQLiteStore(path: ":memory:")
+        let store = try SQLStore(path: ":memory:")
         let id = try store.enqueue(OutboxMessage(projectID: "p", channel: .sms, recipient: "+1", body: "code 123456", nextAttemptAt: 0, createdAt: 0))
         #expect(try store.dueMessageIDs(now: 10, limit: 5, channels: [.sms, .email, .push]) == [id])
         let first = try #require(try store.lease(id: id, now: 10, until: 100))
@@ -98,7 +98,7 @@ struct MigrationTests {
 
     @Test("an outcome recorded under a lease that was taken over changes nothing")
     func lateOutcome() throws {
-        let store = try SQLiteStore(path: ":memory:")
+        let store = try SQLStore(path: ":memory:")
         let id = try store.enqueue(OutboxMessage(projectID: "p", channel: .sms, recipient: "+1", body: "code 1", nextAttemptAt: 0, createdAt: 0))
         let late = try #require(try store.lease(id: id, now: 10, until: 100))
         let current = try #require(try store.lease(id: id, now: 100, until: 200))
@@ -118,7 +118,7 @@ struct MigrationTests {
 
     @Test("limit counters add up within a window and are separate across windows")
     func counters() throws {
-        let store = try SQLiteStore(path: ":memory:")
+        let store = try SQLStore(path: ":memory:")
         #expect(try store.incrementCounter(bucket: "b", windowStart: 0, amount: 1, expiresAt: 10) == 1)
         #expect(try store.incrementCounter(bucket: "b", windowStart: 0, amount: 2, expiresAt: 10) == 3)
         #expect(try store.incrementCounter(bucket: "b", windowStart: 10, amount: 1, expiresAt: 20) == 1)

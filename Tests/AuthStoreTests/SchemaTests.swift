@@ -9,7 +9,7 @@ import Testing
 @Suite("Declared schema")
 struct SchemaTests {
     /// A database's tables as its catalogue describes them, in one comparable text per table.
-    static func structure(_ store: SQLiteStore) throws -> [String: [String]] {
+    static func sqliteStructure(_ store: SQLStore) throws -> [String: [String]] {
         let tables = try store.db.rows("""
             SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name
             """, []) { $0.text(0) }
@@ -28,7 +28,7 @@ struct SchemaTests {
         return out
     }
 
-    static func structure(_ store: PostgreSQLStore) throws -> [String: [String]] {
+    static func postgresqlStructure(_ store: SQLStore) throws -> [String: [String]] {
         let schema = try #require(try store.db.first("SELECT current_schema()", []) { $0.text(0) })
         var out: [String: [String]] = [:]
         try store.db.rows("""
@@ -44,8 +44,8 @@ struct SchemaTests {
 
     @Test("the declared tables are the database's tables, and their columns")
     func declaredTables() throws {
-        let store = try SQLiteStore(path: ":memory:")
-        let found = try Self.structure(store)
+        let store = try SQLStore(path: ":memory:")
+        let found = try Self.sqliteStructure(store)
         #expect(Set(found.keys) == Set((Schema.tables + [SchemaMigrationColumn.table]).map(\.name)))
         for t in Schema.tables {
             #expect(found[t.name]?.filter { $0.hasPrefix("column ") }.count == t.columns.count, "\(t.name)")
@@ -58,8 +58,8 @@ struct SchemaTests {
         let path = NSTemporaryDirectory() + "gatehouse-schema-\(UInt64.random(in: 0...UInt64.max)).db"
         defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
         try FileManager.default.copyItem(atPath: StoreMigrationFixtureTests.fixtures + "store-sqlite.db", toPath: path)
-        let migrated = try Self.structure(try SQLiteStore(path: path))
-        let fresh = try Self.structure(try SQLiteStore(path: ":memory:"))
+        let migrated = try Self.sqliteStructure(try SQLStore(path: path))
+        let fresh = try Self.sqliteStructure(try SQLStore(path: ":memory:"))
         #expect(fresh.keys.sorted() == migrated.keys.sorted())
         for (table, lines) in fresh { #expect(lines == migrated[table] ?? [], "\(table)") }
     }
@@ -70,15 +70,15 @@ struct SchemaTests {
         let old = try TestDatabase(.postgresql)
         try PostgreSQLConnection(url: old.location).script(
             try String(contentsOfFile: StoreMigrationFixtureTests.fixtures + "store-postgresql.sql", encoding: .utf8))
-        let migrated = try Self.structure(try PostgreSQLStore(url: old.location))
-        let fresh = try Self.structure(try PostgreSQLStore(url: try TestDatabase(.postgresql).location))
+        let migrated = try Self.postgresqlStructure(try SQLStore(url: old.location))
+        let fresh = try Self.postgresqlStructure(try SQLStore(url: try TestDatabase(.postgresql).location))
         #expect(fresh.keys.sorted() == migrated.keys.sorted())
         for (table, lines) in fresh { #expect(lines == migrated[table] ?? [], "\(table)") }
     }
 
     @Test("a value a column does not allow is refused, naming the column")
     func unknownValues() throws {
-        let store = try SQLiteStore(path: ":memory:")
+        let store = try SQLStore(path: ":memory:")
         try store.db.run("""
             INSERT INTO outbox (project_id, channel, recipient, body, next_attempt_at, created_at) VALUES ('p', 'carrier-pigeon', 'x', 'b', 0, 0)
             """, [])

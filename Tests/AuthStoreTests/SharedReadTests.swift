@@ -18,11 +18,11 @@ struct SharedReadTests {
     func snapshot() throws {
         let path = tempPath()
         defer { remove(path) }
-        let reader = try SQLiteStore(path: path)
-        let writer = try SQLiteStore(path: path)
+        let reader = try SQLStore(path: path)
+        let writer = try SQLStore(path: path)
         try writer.insertAccount(Account(projectID: "p", localID: "u1", createdAt: 1))
         let count = "SELECT COUNT(*) FROM accounts"
-        try reader.db.sharedRead {
+        try #require(reader.sqlite).sharedRead {
             #expect(try reader.db.first(count) { $0.int(0) } == 1)
             try writer.insertAccount(Account(projectID: "p", localID: "u2", createdAt: 2))
             #expect(try reader.db.first(count) { $0.int(0) } == 1)
@@ -34,10 +34,10 @@ struct SharedReadTests {
     func ownWrites() throws {
         let path = tempPath()
         defer { remove(path) }
-        let store = try SQLiteStore(path: path)
-        let other = try SQLiteStore(path: path)
+        let store = try SQLStore(path: path)
+        let other = try SQLStore(path: path)
         let count = "SELECT COUNT(*) FROM accounts"
-        try store.db.sharedRead {
+        try #require(store.sqlite).sharedRead {
             #expect(try store.db.first(count) { $0.int(0) } == 0)
             try other.insertAccount(Account(projectID: "p", localID: "u1", createdAt: 1))
             try store.insertAccount(Account(projectID: "p", localID: "u2", createdAt: 2))

@@ -42,8 +42,8 @@ final class TestDatabase: @unchecked Sendable {
 
     func open() throws -> any ContractStore {
         switch backend {
-        case .sqlite: return try SQLiteStore(path: location)
-        case .postgresql: return try PostgreSQLStore(url: location)
+        case .sqlite: return try SQLStore(path: location)
+        case .postgresql: return try SQLStore(url: location)
         }
     }
 

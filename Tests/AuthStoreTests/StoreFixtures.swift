@@ -132,13 +132,13 @@ struct StoreFixtureWriter {
         let path = dir + "/store.sqlite"
         try? FileManager.default.removeItem(atPath: path)
         do {
-            let store = try SQLiteStore(path: path)
+            let store = try SQLStore(path: path)
             try StoreFixture.fill(store)
         }
         if let url = Backend.postgresURL {
             let admin = try PostgreSQLConnection(url: url)
             try admin.script("DROP SCHEMA IF EXISTS fixture CASCADE; CREATE SCHEMA fixture")
-            let store = try PostgreSQLStore(url: url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3Dfixture")
+            let store = try SQLStore(url: url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3Dfixture")
             try StoreFixture.fill(store)
         }
     }

@@ -15,11 +15,11 @@ struct StoreMigrationFixtureTests {
         let path = NSTemporaryDirectory() + "gatehouse-fixture-\(UInt64.random(in: 0...UInt64.max)).db"
         defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
         try FileManager.default.copyItem(atPath: Self.fixtures + "store-sqlite.db", toPath: path)
-        let store = try SQLiteStore(path: path)
+        let store = try SQLStore(path: path)
         #expect(try store.probe() == Schema.version)
         try StoreFixture.check(store)
         // Opening it again finds nothing to do.
-        #expect(try SQLiteStore(path: path).probe() == Schema.version)
+        #expect(try SQLStore(path: path).probe() == Schema.version)
     }
 
     @Test("a PostgreSQL database of schema 14 migrates and keeps every row", .enabled(if: Backend.postgresURL != nil))
@@ -27,9 +27,9 @@ struct StoreMigrationFixtureTests {
         let db = try TestDatabase(.postgresql)
         let dump = try String(contentsOfFile: Self.fixtures + "store-postgresql.sql", encoding: .utf8)
         try PostgreSQLConnection(url: db.location).script(dump)
-        let store = try PostgreSQLStore(url: db.location)
+        let store = try SQLStore(url: db.location)
         #expect(try store.probe() == Schema.version)
         try StoreFixture.check(store)
-        #expect(try PostgreSQLStore(url: db.location).probe() == Schema.version)
+        #expect(try SQLStore(url: db.location).probe() == Schema.version)
     }
 }

@@ -60,7 +60,7 @@ struct OutboxWorkerTests {
 
     @Test("a message whose send ends the process every time is dead after maxAttempts leases, not sent forever")
     func lostLeasesCount() throws {
-        let store = try SQLiteStore(path: ":memory:")
+        let store = try SQLStore(path: ":memory:")
         let clock = FixedClock()
         let id = try #require(try store.enqueueTexts(1, at: clock.now()).first)
         let sends = Shared(0)
@@ -84,7 +84,7 @@ struct OutboxWorkerTests {
     @Test("a message is leased only when its turn comes, for longer than the slowest sender's time limit")
     func leaseCoversTheTimeLimit() throws {
         // Its sender runs on this thread (`deliverDue` is called here).
-        nonisolated(unsafe) let store = try SQLiteStore(path: ":memory:")
+        nonisolated(unsafe) let store = try SQLStore(path: ":memory:")
         let clock = FixedClock()
         try store.enqueueTexts(3, at: clock.now())
         let during = Shared<[(status: String, leaseUntil: Millis?)]>([])

@@ -23,7 +23,7 @@ struct ProviderFaultTests {
     func permanentIsDead() throws {
         let provider = try FakeProvider.http(status: 400)
         defer { provider.close() }
-        let store = try SQLiteStore(path: ":memory:")
+        let store = try SQLStore(path: ":memory:")
         let clock = FixedClock()
         try store.enqueueTexts(1, at: clock.now())
         let worker = OutboxWorker(makeStore: { store }, senders: [.sms: webhook(provider)], clock: clock)
@@ -37,7 +37,7 @@ struct ProviderFaultTests {
     func serverErrorIsRetried(status: Int) throws {
         let provider = try FakeProvider.http(status: status)
         defer { provider.close() }
-        let store = try SQLiteStore(path: ":memory:")
+        let store = try SQLStore(path: ":memory:")
         let clock = FixedClock()
         try store.enqueueTexts(1, at: clock.now())
         let worker = OutboxWorker(makeStore: { store }, senders: [.sms: webhook(provider)], clock: clock)
@@ -57,7 +57,7 @@ struct ProviderFaultTests {
     func attemptsExhausted() throws {
         let provider = try FakeProvider.http(status: 502)
         defer { provider.close() }
-        let store = try SQLiteStore(path: ":memory:")
+        let store = try SQLStore(path: ":memory:")
         let clock = FixedClock()
         try store.enqueueTexts(1, at: clock.now())
         let worker = OutboxWorker(makeStore: { store }, senders: [.sms: webhook(provider)], clock: clock, maxAttempts: 3)
@@ -79,7 +79,7 @@ struct ProviderFaultTests {
         defer { busy.close() }
         let clock = FixedClock()
         for (provider, status) in [(refusing, OutboxMessage.Status.dead), (busy, .pending)] {
-            let store = try SQLiteStore(path: ":memory:")
+            let store = try SQLStore(path: ":memory:")
             try store.enqueueTexts(1, at: clock.now(), channel: .email)
             let worker = OutboxWorker(makeStore: { store }, senders: [.email: try smtp(provider)], clock: clock)
             #expect(try worker.deliverDue(store) == 1)
@@ -93,7 +93,7 @@ struct ProviderFaultTests {
     func tarpit(kind: String) throws {
         let provider = try FakeProvider.tarpit()
         defer { provider.close() }
-        let store = try SQLiteStore(path: ":memory:")
+        let store = try SQLStore(path: ":memory:")
         let clock = FixedClock()
         let channel: OutboxMessage.Channel = kind == "smtp" ? .email : .sms
         try store.enqueueTexts(1, at: clock.now(), channel: channel)

@@ -2,26 +2,18 @@ public import AuthEngine
 
 /// `accounts`.
 extension SQLStore: AccountStore {
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func account(project: String, localID: String) throws -> Account? {
         try readAccount("local_id = ?", [project, localID])
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func account(project: String, email: String) throws -> Account? {
         try readAccount("email = ?", [project, email.lowercased()])
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func account(project: String, phoneNumber: String) throws -> Account? {
         try readAccount("phone_number = ?", [project, phoneNumber])
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func account(project: String, providerID: String, rawID: String) throws -> Account? {
         try readAccount(db.dialect.jsonArrayHas("accounts.providers", fields: ["providerId", "rawId"]), [project, providerID, rawID])
     }
@@ -30,8 +22,6 @@ extension SQLStore: AccountStore {
     /// back, and on PostgreSQL it is locked until the transaction ends: READ COMMITTED would
     /// otherwise let a concurrent writer commit between this read and the flow's write, which
     /// would then put the old values back (`AccountRowGuard`).
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     func readAccount(_ condition: String, _ values: [any SQLBindable]) throws -> Account? {
         let lock = db.inTransaction ? db.dialect.lockRows : ""
         let a = try db.first("\(AccountColumn.table.select) WHERE project_id = ? AND \(condition)\(lock)", values, AccountColumn.read)
@@ -39,8 +29,6 @@ extension SQLStore: AccountStore {
         return a
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func insertAccount(_ a: Account) throws {
         do {
             try insert(a, AccountColumn.self)
@@ -48,8 +36,6 @@ extension SQLStore: AccountStore {
         if db.inTransaction { accountRows.noteRead(a) }
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func updateAccount(_ a: Account) throws {
         try accountRows.checkUpdate(a, inTransaction: db.inTransaction)
         do {
@@ -59,8 +45,6 @@ extension SQLStore: AccountStore {
 
     /// A uniqueness violation as the wire error naming the field taken (both databases' messages
     /// name the index or its columns).
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     func accountConflict(_ error: any Error) -> any Error {
         guard let message = db.uniqueViolation(error), message.contains("accounts") else { return error }
         if message.contains("email") { return AuthError(.emailExists) }
@@ -68,31 +52,23 @@ extension SQLStore: AccountStore {
         return AuthError(.duplicateLocalID)
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func deleteAccount(project: String, localID: String) throws -> Bool {
         try db.run("DELETE FROM accounts WHERE project_id = ? AND local_id = ?", [project, localID]) > 0
     }
 
     /// In byte order of the ids, whatever the database's locale.
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func listAccounts(project: String, after: String?, limit: Int) throws -> [Account] {
         let id = "local_id" + db.dialect.byteOrder
         return try db.rows("\(AccountColumn.table.select) WHERE project_id = ? AND \(id) > ? ORDER BY \(id) LIMIT ?",
                            [project, after ?? "", limit], AccountColumn.read)
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func countAccounts(project: String) throws -> Int {
         try db.count("SELECT COUNT(*) FROM accounts WHERE project_id = ?", [project])
     }
 
     /// A phone sign-in of an existing account writes only its times (and its providers when the
     /// phone provider changed): no rewrite of the index entries of its email and number.
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func recordPhoneSignIn(_ a: Account, providersChanged: Bool) throws {
         if providersChanged {
             try db.run("UPDATE accounts SET last_login_at = ?, last_refresh_at = ?, providers = ? WHERE project_id = ? AND local_id = ?",

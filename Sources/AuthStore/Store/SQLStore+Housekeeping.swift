@@ -7,8 +7,6 @@ public import AuthEngine
 /// `limit_counters` and `app_tokens` are scanned (see their declarations). `audit_log` has no time
 /// index either; its rows are appended in time order, so a batch looks only at the oldest rows by id.
 extension SQLStore: HousekeepingStore {
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func purge(_ kind: PurgeKind, cutoff: Millis, limit: Int) throws -> Int {
         switch kind {
         case .phoneVerifications: return try deleteBatch("phone_verifications", key: "session_hash", where: "expires_at < ?", cutoff, limit)

@@ -4,8 +4,6 @@ public import AuthEngine
 extension SQLStore: LimitStore, SMSPumpingStore {
     /// The insert or the increment, and the new total: one statement where `RETURNING` is cheap,
     /// else the upsert and a look-up in one transaction (see `SQLDialect.returningIsCheap`).
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func incrementCounter(bucket: String, windowStart: Millis, amount: Int, expiresAt: Millis) throws -> Int {
         let upsert = """
             INSERT INTO limit_counters (bucket, window_start, count, expires_at) VALUES (?, ?, ?, ?)
@@ -19,35 +17,25 @@ extension SQLStore: LimitStore, SMSPumpingStore {
         }
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func counter(bucket: String, windowStart: Millis) throws -> Int {
         try db.count("SELECT count FROM limit_counters WHERE bucket = ? AND window_start = ?", [bucket, windowStart])
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func purgeCounters(before: Millis) throws {
         try db.run("DELETE FROM limit_counters WHERE expires_at < ?", [before])
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func counterSum(bucket: String, from: Millis, to: Millis) throws -> Int {
         try db.count("""
             SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM limit_counters WHERE bucket = ? AND window_start >= ? AND window_start < ?
             """, [bucket, from, to])
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func smsHold(project: String, kind: SMSHold.Kind, key: String) throws -> SMSHold? {
         try db.first("\(SMSHoldColumn.table.select) WHERE project_id = ? AND kind = ? AND key = ?", [project, kind.rawValue, key],
                      SMSHoldColumn.read)
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func putSMSHold(_ h: SMSHold) throws {
         try db.run("""
             \(SMSHoldColumn.table.insert)
@@ -56,8 +44,6 @@ extension SQLStore: LimitStore, SMSPumpingStore {
             """, SMSHoldColumn.values(h))
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func smsHolds(project: String?) throws -> [SMSHold] {
         let order = db.dialect.byteOrder
         if let project {

@@ -4,8 +4,6 @@ public import AuthEngine
 /// next `lease_token`, and an outcome is recorded only while the token is still the worker's, so
 /// a worker whose lease expired and was taken over cannot overwrite the new holder's result.
 extension SQLStore: OutboxStore {
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func enqueue(_ m: OutboxMessage) throws -> Int64 {
         try db.writeFirst("""
             INSERT INTO outbox (project_id, channel, recipient, subject, body, html_body, metadata, status, attempts, next_attempt_at, created_at)
@@ -15,8 +13,6 @@ extension SQLStore: OutboxStore {
         } ?? 0
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func outboxBacklog() throws -> [OutboxBacklog] {
         try db.rows("""
             SELECT channel, COUNT(*), MIN(created_at) FROM outbox WHERE status IN ('pending', 'sending') GROUP BY channel ORDER BY channel
@@ -29,8 +25,6 @@ extension SQLStore: OutboxStore {
         }
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func dueMessageIDs(now: Millis, limit: Int, channels: [OutboxMessage.Channel]) throws -> [Int64] {
         guard !channels.isEmpty else { return [] }
         // One placeholder per channel: the values are bound, never spliced into the SQL.
@@ -48,8 +42,6 @@ extension SQLStore: OutboxStore {
     /// instance is claiming at that moment): made dead when its attempts are used up (counting the
     /// one an expired lease lost), else leased. Each statement checks the attempts itself, so no
     /// message with none left is leased whatever happens between the two.
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func lease(id: Int64, now: Millis, until: Millis, maxAttempts: Int) throws -> OutboxLeasing {
         // An expired lease is an attempt that ended without an outcome (`sending` is only ever
         // left by recording one); every SET expression reads the row as it was.
@@ -72,8 +64,6 @@ extension SQLStore: OutboxStore {
             .map(OutboxLeasing.leased) ?? .unavailable
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func markSent(_ lease: OutboxLease, at: Millis, keepBody: Bool) throws -> Bool {
         let scrub = keepBody ? "" : ", body = '', html_body = NULL, subject = NULL, metadata = '{}'"
         return try db.run("""
@@ -82,8 +72,6 @@ extension SQLStore: OutboxStore {
             """, [at, lease.message.id, lease.token]) == 1
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func markFailed(_ lease: OutboxLease, error: String, nextAttemptAt: Millis?, at: Millis) throws -> Bool {
         let error = String(error.prefix(500))
         if let next = nextAttemptAt {
@@ -99,8 +87,6 @@ extension SQLStore: OutboxStore {
             """, [error, lease.message.id, lease.token]) == 1
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func messages(project: String, channel: OutboxMessage.Channel, limit: Int) throws -> [OutboxMessage] {
         try db.rows("\(OutboxColumn.table.select) WHERE project_id = ? AND channel = ? ORDER BY id DESC LIMIT ?",
                     [project, channel.rawValue, limit], OutboxColumn.read).reversed()

@@ -2,20 +2,10 @@ public import AuthEngine
 
 /// `phone_verifications` (the codes sent) and `phone_proofs` (a verified number awaiting its sign-in).
 extension SQLStore: PhoneStore {
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
-    public func insertPhoneVerification(_ v: PhoneVerificationRecord) throws {
-        try insert(v, PhoneVerificationColumn.self)
-    }
+    public func insertPhoneVerification(_ v: PhoneVerificationRecord) throws { try insert(v, PhoneVerificationColumn.self) }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
-    public func phoneVerification(sessionHash: [UInt8]) throws -> PhoneVerificationRecord? {
-        try find(PhoneVerificationColumn.self, sessionHash)
-    }
+    public func phoneVerification(sessionHash: [UInt8]) throws -> PhoneVerificationRecord? { try find(PhoneVerificationColumn.self, sessionHash) }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func pendingPhoneVerification(project: String, phoneNumber: String, purpose: PhoneCodePurpose, clientHash: [UInt8],
                                          now: Millis, maxAttempts: Int) throws -> PhoneVerificationRecord? {
         try db.first("""
@@ -26,8 +16,6 @@ extension SQLStore: PhoneStore {
             """, [project, phoneNumber, now, maxAttempts, clientHash, purpose.stored], PhoneVerificationColumn.read)
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func recordWrongPhoneCode(sessionHash: [UInt8], maxAttempts: Int) throws -> Int? {
         try db.writeFirst("""
             UPDATE phone_verifications SET attempts = attempts + 1
@@ -35,8 +23,6 @@ extension SQLStore: PhoneStore {
             """, [sessionHash, maxAttempts]) { Int($0.int(0)) }
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func consumePhoneVerification(sessionHash: [UInt8], now: Millis, maxAttempts: Int) throws -> Bool {
         try db.run("""
             UPDATE phone_verifications SET consumed_at = ?
@@ -44,8 +30,6 @@ extension SQLStore: PhoneStore {
             """, [now, sessionHash, now, maxAttempts]) == 1
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func supersedePhoneVerification(sessionHash: [UInt8], at: Millis) throws -> Bool {
         try db.run("""
             UPDATE phone_verifications SET superseded_at = ?
@@ -55,8 +39,6 @@ extension SQLStore: PhoneStore {
 
     /// Runs at most once a minute per connection: the records it removes are a day past their
     /// expiry, so a minute later changes nothing, and each send saves two statements.
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func purgePhoneRecords(before: Millis) throws {
         if let last = lastPhonePurge, before >= last, before - last < 60_000 { return }
         lastPhonePurge = before
@@ -64,20 +46,10 @@ extension SQLStore: PhoneStore {
         try db.run("DELETE FROM phone_proofs WHERE expires_at < ?", [before])
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
-    public func insertPhoneProof(_ p: PhoneProofRecord) throws {
-        try insert(p, PhoneProofColumn.self)
-    }
+    public func insertPhoneProof(_ p: PhoneProofRecord) throws { try insert(p, PhoneProofColumn.self) }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
-    public func phoneProof(hash: [UInt8]) throws -> PhoneProofRecord? {
-        try find(PhoneProofColumn.self, hash)
-    }
+    public func phoneProof(hash: [UInt8]) throws -> PhoneProofRecord? { try find(PhoneProofColumn.self, hash) }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func deletePhoneProof(hash: [UInt8]) throws -> Bool {
         try db.run("DELETE FROM phone_proofs WHERE proof_hash = ?", [hash]) == 1
     }

@@ -2,27 +2,15 @@ public import AuthEngine
 
 /// `refresh_tokens` and `sessions`, and what is done to all of an account's.
 extension SQLStore: SessionStore {
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
-    public func insertRefreshToken(_ t: RefreshTokenRecord) throws {
-        try insert(t, RefreshTokenColumn.self)
-    }
+    public func insertRefreshToken(_ t: RefreshTokenRecord) throws { try insert(t, RefreshTokenColumn.self) }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
-    public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? {
-        try find(RefreshTokenColumn.self, hash)
-    }
+    public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? { try find(RefreshTokenColumn.self, hash) }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func markRefreshTokenRotated(hash: [UInt8], at: Millis) throws -> Bool {
         try db.run("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL AND revoked_at IS NULL", [at, hash]) == 1
     }
 
     /// By the user as well: a family belongs to one user, and `refresh_tokens_user` finds it.
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func revokeRefreshFamily(_ familyID: String, project: String, localID: String, at: Millis) throws {
         try db.run("""
             UPDATE refresh_tokens SET revoked_at = ?
@@ -30,8 +18,6 @@ extension SQLStore: SessionStore {
             """, [at, project, localID, familyID])
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     @discardableResult
     public func revokeRefreshTokens(project: String, localID: String, createdBefore: Millis, at: Millis) throws -> Int {
         try db.run("""
@@ -40,33 +26,19 @@ extension SQLStore: SessionStore {
             """, [at, project, localID, createdBefore])
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
-    public func insertSession(_ s: SessionRecord) throws {
-        try insert(s, SessionColumn.self)
-    }
+    public func insertSession(_ s: SessionRecord) throws { try insert(s, SessionColumn.self) }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
-    public func session(sidHash: [UInt8]) throws -> SessionRecord? {
-        try find(SessionColumn.self, sidHash)
-    }
+    public func session(sidHash: [UInt8]) throws -> SessionRecord? { try find(SessionColumn.self, sidHash) }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func touchSession(sidHash: [UInt8], at: Millis) throws {
         try db.run("UPDATE sessions SET last_seen_at = ? WHERE sid_hash = ? AND revoked_at IS NULL AND last_seen_at < ?", [at, sidHash, at])
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     @discardableResult
     public func revokeSession(sidHash: [UInt8], at: Millis) throws -> Bool {
         try db.run("UPDATE sessions SET revoked_at = ? WHERE sid_hash = ? AND revoked_at IS NULL", [at, sidHash]) == 1
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     @discardableResult
     public func revokeSessions(project: String, localID: String, createdBefore: Millis, at: Millis) throws -> Int {
         try db.run("""
@@ -75,8 +47,6 @@ extension SQLStore: SessionStore {
             """, [at, project, localID, createdBefore])
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func activeSessions(project: String, localID: String, now: Millis) throws -> [SessionRecord] {
         try db.rows("""
             \(SessionColumn.table.select)
@@ -84,8 +54,6 @@ extension SQLStore: SessionStore {
             """, [project, localID, now], SessionColumn.read)
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func deleteTokensAndSessions(project: String, localID: String) throws {
         try transaction {
             try db.run("DELETE FROM refresh_tokens WHERE project_id = ? AND local_id = ?", [project, localID])
@@ -93,8 +61,6 @@ extension SQLStore: SessionStore {
         }
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     @discardableResult
     public func deleteAllAccounts(project: String) throws -> Int {
         try transaction {
@@ -104,8 +70,6 @@ extension SQLStore: SessionStore {
         }
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func purgeSessions(now: Millis, retiredBefore: Millis) throws {
         try transaction {
             try db.run("DELETE FROM sessions WHERE expires_at < ?", [now])

@@ -5,8 +5,8 @@ public import AuthEngine
 /// worker thread, each owning its connection. Every single-use consumption and every counter is
 /// one conditional statement (or one transaction), so workers and instances never race between a
 /// read and a write. One file per feature (`SQLStore+*.swift`).
-public final class SQLStore<Database: SQLDatabase>: Transactional, HealthProbe {
-    public let db: Database
+public final class SQLStore: Transactional, HealthProbe {
+    public let db: any SQLDatabase
     /// Secrets already read: they are inserted once (first writer wins) and never change.
     var secretCache: [String: [UInt8]] = [:]
     /// The `before` of this connection's last phone-record purge.
@@ -14,7 +14,10 @@ public final class SQLStore<Database: SQLDatabase>: Transactional, HealthProbe {
     /// The accounts the open transaction has read: only those may be written back.
     let accountRows = AccountRowGuard()
 
-    init(db: Database) { self.db = db }
+    init(db: any SQLDatabase) { self.db = db }
+
+    /// The SQLite connection, for what only SQLite has (`sharedRead`); nil on PostgreSQL.
+    public var sqlite: SQLiteConnection? { db as? SQLiteConnection }
 
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         if db.inTransaction { return try body() }
@@ -25,8 +28,6 @@ public final class SQLStore<Database: SQLDatabase>: Transactional, HealthProbe {
         }
     }
 
-    @_specialize(where Database == SQLiteConnection)
-    @_specialize(where Database == PostgreSQLConnection)
     public func probe() throws -> Int { try Schema.recordedVersion(db) }
 
     /// Inserts `record` as a row of `C`'s table.
@@ -40,22 +41,17 @@ public final class SQLStore<Database: SQLDatabase>: Transactional, HealthProbe {
     }
 }
 
-/// The store on a SQLite file (one process, or several on one machine: WAL).
-public typealias SQLiteStore = SQLStore<SQLiteConnection>
-/// The store on PostgreSQL, for several instances on several machines (docs/scaling.md).
-public typealias PostgreSQLStore = SQLStore<PostgreSQLConnection>
-
-extension SQLStore where Database == SQLiteConnection {
-    /// Opens (creating if needed) the database at `path` and, with `migrate`, brings its schema up to date.
+extension SQLStore {
+    /// The store on a SQLite file (one process, or several on one machine: WAL): opens (creating
+    /// if needed) the database at `path` and, with `migrate`, brings its schema up to date.
     public convenience init(path: String, migrate: Bool = true, now: Millis? = nil) throws {
         let db = try SQLiteConnection(path: path)
         if migrate { try Schema.migrate(db, now: now ?? SystemClock().now()) }
         self.init(db: db)
     }
-}
 
-extension SQLStore where Database == PostgreSQLConnection {
-    /// A store on `url` (a libpq URI or `key=value` string; libpq's environment and service files
+    /// The store on PostgreSQL, for several instances on several machines (docs/scaling.md), at
+    /// `url` (a libpq URI or `key=value` string; libpq's environment and service files
     /// apply). With `migrate` it connects at once and brings the schema up to date; without, it
     /// connects on first use, so a worker opened while the database is down answers 503 and
     /// connects once it is back.

@@ -133,7 +133,7 @@ struct FakeVerifier: ExternalVerifying {
 
 @Suite("AppVerification external verifiers")
 struct ExternalVerifierTests {
-    let store: SQLiteStore
+    let store: SQLStore
     let clock = FixedClock()
     let flow: AppVerification
     var project = ProjectSettings.devDefault()

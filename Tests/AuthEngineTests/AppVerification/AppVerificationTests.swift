@@ -9,7 +9,7 @@ import TestSupport
 /// Engine tests of app verification: ALTCHA v1 challenges, redemption, difficulty, tokens.
 @Suite("AppVerification")
 struct AppVerificationTests {
-    let store: SQLiteStore
+    let store: SQLStore
     let clock = FixedClock()
     let flow: AppVerification
     var project: ProjectSettings

@@ -6,7 +6,7 @@ import TestSupport
 /// One row of every purged kind, written at `t0` with the reference time its purge looks at
 /// (expiry, last attempt, revocation, writing), over the real store and the fixed clock.
 private struct RetentionWorld {
-    let store: SQLiteStore
+    let store: SQLStore
     let clock = FixedClock()
     let t0: Millis
     let retention = Housekeeping.Retention(outbox: 2 * 3_600_000, auditLog: 3 * 86_400_000)

@@ -15,7 +15,7 @@ final class MFAFixture {
     static let testCode = "654321"
     static let ip = "203.0.113.7"
 
-    let store: SQLiteStore
+    let store: SQLStore
     let clock = FixedClock()
     let random: SeededRandom
     let tokens: TokenService

@@ -7,7 +7,7 @@ final class PhoneFixture {
     static let testNumber = "+15555550100"
     static let testCode = "123456"
 
-    let store: SQLiteStore
+    let store: SQLStore
     let clock = FixedClock()
     let random: SeededRandom
     let tokens: TokenService

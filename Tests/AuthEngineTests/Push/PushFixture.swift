@@ -15,7 +15,7 @@ final class PushFixture {
     static let testNumber = "+15555550123"
     static let ip = "203.0.113.9"
 
-    let store: SQLiteStore
+    let store: SQLStore
     let clock = FixedClock()
     let random = SeededRandom(seed: 17)
     let tokens: TokenService

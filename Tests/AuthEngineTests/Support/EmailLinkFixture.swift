@@ -13,7 +13,7 @@ final class EmailLinkFixture {
 
     static let origin = "https://auth.example.com"
 
-    let store: SQLiteStore
+    let store: SQLStore
     let clock = FixedClock()
     let random = SeededRandom()
     let tokens: TokenService

@@ -2,7 +2,7 @@ import AuthEngine
 import AuthStore
 
 /// A real store on a private in-memory SQLite database (same code as production, no server).
-func makeStore() throws -> SQLiteStore { try SQLiteStore(path: ":memory:") }
+func makeStore() throws -> SQLStore { try SQLStore(path: ":memory:") }
 
 extension AccountStore {
     /// Changes an account as a flow does: read and written back in one transaction (the stores

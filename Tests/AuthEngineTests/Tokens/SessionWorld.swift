@@ -8,7 +8,7 @@ import TestSupport
 /// session feature's flows wired to them.
 final class SessionWorld {
     static let project = "demo-gatehouse"
-    let store: SQLiteStore
+    let store: SQLStore
     let clock: FixedClock
     let random: SeededRandom
     let keyRing: KeyRing

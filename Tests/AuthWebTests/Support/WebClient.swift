@@ -9,7 +9,7 @@ import TestSupport
 /// SQLite store in memory, with a clock and randomness the test controls. No FastCGI, no nginx.
 final class WebClient {
     let app: WebApp
-    let store: SQLiteStore
+    let store: SQLStore
     let clock: FixedClock
 
     /// A production project `prod` (API key `key-prod`, test number +15555550100 → 123456) unless
@@ -18,7 +18,7 @@ final class WebClient {
          adminToken: String? = "admin-secret", configure: (inout WebSettings) -> Void = { _ in },
          metricsExposition: (@Sendable () -> [UInt8])? = nil) throws {
         clock = FixedClock()
-        store = try SQLiteStore(path: ":memory:")
+        store = try SQLStore(path: ":memory:")
         var settings = WebSettings(projects: projects ?? [WebClient.productionProject()], devMode: devMode,
                                    publicOrigin: publicOrigin, adminToken: adminToken, version: "test")
         configure(&settings)

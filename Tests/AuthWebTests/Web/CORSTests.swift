@@ -122,7 +122,7 @@ struct CORSTests {
     @Test("a preflight never reaches the store or a flow: it is answered even with the store closed")
     func noStore() throws {
         let c = try WebClient()
-        try c.store.db.execute("DROP TABLE accounts")
+        try c.store.db.script("DROP TABLE accounts")
         let p = Self.preflight(c, Self.itk + "/accounts:lookup", origin: "https://app.example.com")
         #expect(p.status == 204)
     }

@@ -53,7 +53,7 @@ struct ScriptedSender: MessageSender {
 /// removed with its WAL when the test ends.
 struct TempDatabase {
     let path = "/tmp/gatehouse-delivery-\(UInt64.random(in: 0...UInt64.max)).db"
-    func open() throws -> SQLiteStore { try SQLiteStore(path: path) }
+    func open() throws -> SQLStore { try SQLStore(path: path) }
     func remove() { for s in ["", "-wal", "-shm"] { unlink(path + s) } }
 }
 
