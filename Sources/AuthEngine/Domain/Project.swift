@@ -141,15 +141,6 @@ public struct ProjectSettings: Sendable, Equatable {
         return p
     }
 
-    /// Constant-time check of an API key (any non-empty key in dev mode).
-    public func accepts(apiKey: String) -> Bool {
-        guard !apiKey.isEmpty else { return false }
-        if devMode && apiKeys.isEmpty { return true }
-        var ok = false
-        for k in apiKeys where Digest.constantTimeEqual(k, apiKey) { ok = true }
-        return ok
-    }
-
     /// Whether `host` is an authorized domain (case-insensitive; `*.x` matches sub-domains of x).
     public func isAuthorized(host: String) -> Bool {
         let h = host.lowercased()
