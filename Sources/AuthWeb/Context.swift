@@ -6,7 +6,7 @@ public import JSONValue
 public struct Context {
     public let app: WebApp
     public let request: Request
-    public let store: GatehouseStore
+    public let store: any GatehouseStore
     public let params: [String: String]
     /// Set by the guards.
     public var project: ProjectSettings
@@ -15,7 +15,7 @@ public struct Context {
     /// The JSON body (normalised per firebase-wire.md §1.3), set by the `.json` guard.
     public var body: JSON = .object([])
 
-    init(app: WebApp, request: Request, store: GatehouseStore, params: [String: String]) {
+    init(app: WebApp, request: Request, store: any GatehouseStore, params: [String: String]) {
         self.app = app
         self.request = request
         self.store = store

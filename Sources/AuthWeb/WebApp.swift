@@ -83,11 +83,11 @@ public final class WebApp: Sendable {
     }
 
     /// A request handler bound to one worker's store connection.
-    public func handler(store: GatehouseStore) -> (Request) -> Response {
+    public func handler(store: any GatehouseStore) -> (Request) -> Response {
         { [self] request in self.handle(request, store: store) }
     }
 
-    public func handle(_ request: Request, store: GatehouseStore) -> Response {
+    public func handle(_ request: Request, store: any GatehouseStore) -> Response {
         let started = services.telemetry.isEnabled ? Telemetry.monotonicNanoseconds() : 0
         var response: Response
         var matched: Route?

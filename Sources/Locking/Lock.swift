@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #elseif canImport(Darwin)
-import Darwin
+public import Darwin
 #endif
 
 /// The one lock type of the code base: a pthread mutex allocated once with the object, so it
@@ -13,7 +13,7 @@ import Darwin
 /// lock type").
 // @unchecked: the mutex is a C handle; every access to what it guards goes through it.
 public final class Lock: @unchecked Sendable {
-    let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     public init() {
         mutex = .allocate(capacity: 1)
@@ -27,7 +27,7 @@ public final class Lock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
@@ -36,22 +36,24 @@ public final class Lock: @unchecked Sendable {
 
     /// For a hold that spans calls (a write transaction taken in one and released in another),
     /// or one taken only under a condition; prefer `withLock`.
-    @inline(__always)
+    @inlinable @inline(__always)
     public func lock() { pthread_mutex_lock(mutex) }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public func unlock() { pthread_mutex_unlock(mutex) }
 }
 
 /// A value only reached under its `Lock`.
 // @unchecked: `value` is only reached under `lock`.
 public final class Locked<Value>: @unchecked Sendable {
-    private let lock = Lock()
-    private var value: Value
+    @usableFromInline let lock = Lock()
+    @usableFromInline var value: Value
 
     public init(_ value: Value) { self.value = value }
 
-    @inline(__always)
+    /// Inlined where it is called (the callers' caches sit on every request's path), so it is
+    /// specialised for the value and the closure instead of running generically.
+    @inlinable @inline(__always)
     public func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         try lock.withLock { try body(&value) }
     }

@@ -14,11 +14,11 @@ public struct AppVerification {
     /// Tolerated clock difference between instances sharing one store.
     public static let clockSkewSeconds: Int64 = 30
 
-    public let store: Store
+    public let store: any Store
     public let clock: any Clock
     public let random: any RandomSource
 
-    public init(store: Store, clock: any Clock, random: any RandomSource) {
+    public init(store: any Store, clock: any Clock, random: any RandomSource) {
         self.store = store; self.clock = clock; self.random = random
     }
 

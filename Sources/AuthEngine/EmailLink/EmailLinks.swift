@@ -4,13 +4,13 @@ import AuthCrypto
 /// "Email-link sign-in and the action handler"): sending links, completing sign-in, inspecting and
 /// applying codes. oobCodes are 32 random bytes (base64url), stored only as SHA-256, single use.
 public struct EmailLinks {
-    public let store: GatehouseStore
+    public let store: any GatehouseStore
     public let clock: any Clock
     public let random: any RandomSource
     public let tokens: TokenService
     public let project: ProjectSettings
 
-    public init(store: GatehouseStore, clock: any Clock, random: any RandomSource, tokens: TokenService, project: ProjectSettings) {
+    public init(store: any GatehouseStore, clock: any Clock, random: any RandomSource, tokens: TokenService, project: ProjectSettings) {
         self.store = store; self.clock = clock; self.random = random; self.tokens = tokens; self.project = project
     }
 

@@ -6,13 +6,13 @@ import AuthCrypto
 /// attempt budget, per-number and per-client limits, region policy, app verification, test
 /// numbers and SMS text; each code is bound to its purpose (`PhoneCodePurpose`).
 public struct PhoneMFA {
-    public let store: GatehouseStore
+    public let store: any GatehouseStore
     public let clock: any Clock
     public let random: any RandomSource
     public let tokens: TokenService
     public let project: ProjectSettings
 
-    public init(store: GatehouseStore, clock: any Clock, random: any RandomSource, tokens: TokenService, project: ProjectSettings) {
+    public init(store: any GatehouseStore, clock: any Clock, random: any RandomSource, tokens: TokenService, project: ProjectSettings) {
         self.store = store; self.clock = clock; self.random = random; self.tokens = tokens; self.project = project
     }
 

@@ -10,13 +10,13 @@ import AuthCrypto
 /// codes' budgets: attempts per pending credential (or enrolment session), failures and checks
 /// per client. Withdrawal is `PhoneMFA.withdraw`, the same for every factor.
 public struct TOTPMFA {
-    public let store: GatehouseStore
+    public let store: any GatehouseStore
     public let clock: any Clock
     public let random: any RandomSource
     public let tokens: TokenService
     public let project: ProjectSettings
 
-    public init(store: GatehouseStore, clock: any Clock, random: any RandomSource, tokens: TokenService, project: ProjectSettings) {
+    public init(store: any GatehouseStore, clock: any Clock, random: any RandomSource, tokens: TokenService, project: ProjectSettings) {
         self.store = store; self.clock = clock; self.random = random; self.tokens = tokens; self.project = project
     }
 

@@ -12,13 +12,13 @@ public typealias PhoneFlowStore = PhoneStore & AccountStore & SigningKeyStore & 
 /// key, valid `PhonePolicy.codeLifetimeSeconds` (at most 10 minutes). The SMS is committed to the
 /// outbox in the same transaction as the verification record.
 public struct PhoneSignIn {
-    public let store: PhoneFlowStore
+    public let store: any PhoneFlowStore
     public let clock: any Clock
     public let random: any RandomSource
     public let tokens: TokenService
     public let project: ProjectSettings
 
-    public init(store: PhoneFlowStore, clock: any Clock, random: any RandomSource, tokens: TokenService, project: ProjectSettings) {
+    public init(store: any PhoneFlowStore, clock: any Clock, random: any RandomSource, tokens: TokenService, project: ProjectSettings) {
         self.store = store; self.clock = clock; self.random = random; self.tokens = tokens; self.project = project
     }
 

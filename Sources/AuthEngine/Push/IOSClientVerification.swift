@@ -9,12 +9,12 @@ public typealias PushFlowStore = PushStore & OutboxStore & LimitStore
 /// device. The answer never waits for Apple: the outbox worker sends the push (retries and
 /// backoff included), so a slow or absent gateway costs the caller nothing.
 public struct IOSClientVerification {
-    public let store: PushFlowStore
+    public let store: any PushFlowStore
     public let clock: any Clock
     public let random: any RandomSource
     public let project: ProjectSettings
 
-    public init(store: PushFlowStore, clock: any Clock, random: any RandomSource, project: ProjectSettings) {
+    public init(store: any PushFlowStore, clock: any Clock, random: any RandomSource, project: ProjectSettings) {
         self.store = store; self.clock = clock; self.random = random; self.project = project
     }
 
