@@ -8,16 +8,7 @@
 --
 -- Environment: BENCH_LUA_DIR, BENCH_API_KEY, BENCH_ADMIN, BENCH_PROJECT,
 -- BENCH_USERS ("email:+1…:code,…").
-dofile(os.getenv("BENCH_LUA_DIR") .. "/report.lua")
-
-local threads = {}
-local count = 0
-
-function setup(thread)
-   count = count + 1
-   thread:set("id", count)
-   table.insert(threads, thread)
-end
+dofile(os.getenv("BENCH_LUA_DIR") .. "/flow.lua")
 
 function init(args)
    local users = {}
@@ -86,10 +77,5 @@ function response(status, headers, body)
 end
 
 function done(summary, latency, requests)
-   local f, x = 0, 0
-   for _, t in ipairs(threads) do
-      f = f + (t:get("flows") or 0)
-      x = x + (t:get("failures") or 0)
-   end
-   bench_report(summary, latency, {flows = f, flow_failures = x})
+   flow_done(summary, latency, {flows = "flows", flow_failures = "failures"})
 end

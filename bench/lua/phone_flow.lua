@@ -8,16 +8,7 @@
 -- benchmark's nginx) so per-address limits see many users, as in real traffic.
 --
 -- Environment: BENCH_LUA_DIR, BENCH_API_KEY, BENCH_NUMBERS ("+15550100:123456,+1…:…").
-dofile(os.getenv("BENCH_LUA_DIR") .. "/report.lua")
-
-local threads = {}
-local count = 0
-
-function setup(thread)
-   count = count + 1
-   thread:set("id", count)
-   table.insert(threads, thread)
-end
+dofile(os.getenv("BENCH_LUA_DIR") .. "/flow.lua")
 
 function init(args)
    local numbers = {}
@@ -71,11 +62,5 @@ function response(status, headers, body)
 end
 
 function done(summary, latency, requests)
-   local f, x, s = 0, 0, 0
-   for _, t in ipairs(threads) do
-      f = f + (t:get("flows") or 0)
-      x = x + (t:get("failures") or 0)
-      s = s + (t:get("sends") or 0)
-   end
-   bench_report(summary, latency, {flows = f, flow_failures = x, sends = s})
+   flow_done(summary, latency, {flows = "flows", flow_failures = "failures", sends = "sends"})
 end

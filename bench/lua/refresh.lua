@@ -13,16 +13,7 @@
 -- Each thread presents its own client address (X-Bench-Client), one user per address.
 --
 -- Environment: BENCH_LUA_DIR, BENCH_API_KEY, BENCH_TOKENS ("ghrt1.…,ghrt1.…", one per thread).
-dofile(os.getenv("BENCH_LUA_DIR") .. "/report.lua")
-
-local threads = {}
-local count = 0
-
-function setup(thread)
-   count = count + 1
-   thread:set("id", count)
-   table.insert(threads, thread)
-end
+dofile(os.getenv("BENCH_LUA_DIR") .. "/flow.lua")
 
 function init(args)
    local tokens = {}
@@ -57,11 +48,6 @@ function response(status, headers, body)
 end
 
 function done(summary, latency, requests)
-   local r, x = 0, 0
-   for _, t in ipairs(threads) do
-      r = r + (t:get("refreshes") or 0)
-      x = x + (t:get("failures") or 0)
-   end
    -- flows / flow_failures: the names the harness turns into flows/s and its failure check.
-   bench_report(summary, latency, {flows = r, flow_failures = x, refreshes = r})
+   flow_done(summary, latency, {flows = "refreshes", flow_failures = "failures", refreshes = "refreshes"})
 end
