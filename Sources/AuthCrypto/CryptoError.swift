@@ -12,7 +12,7 @@ public struct CryptoError: Error, CustomStringConvertible, Equatable {
         while case let code = ERR_get_error(), code != 0 {
             var buf = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &buf, buf.count)
-            messages.append(String(cString: buf))
+            messages.append(buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
         }
         return CryptoError(operation: operation, detail: messages.isEmpty ? "unknown error" : messages.joined(separator: "; "))
     }

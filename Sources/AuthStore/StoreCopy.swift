@@ -68,7 +68,7 @@ extension SQLStore {
     func insert(_ rows: [[SQLValue]], into table: Table) throws {
         let row = "(" + Array(repeating: "?", count: table.columns.count).joined(separator: ", ") + ")"
         let sql = "INSERT INTO \(table.name) (\(table.columnList)) VALUES " + Array(repeating: row, count: rows.count).joined(separator: ", ")
-        try transaction { try db.run(sql, rows.flatMap { $0 }) }
+        _ = try transaction { try db.run(sql, rows.flatMap { $0 }) }
     }
 
     /// After a table's rows: the database's id counter moved past the ids copied.

@@ -295,7 +295,6 @@ struct ResponderSupervisor {
             var byte: UInt8 = 0
             while read(fd, &byte, 1) < 0, errno == EINTR {}
             _exit(70)
-            return nil
         }, box.toOpaque())
         if rc != 0 { box.release() } else { pthread_detach(tid) }
     }

@@ -13,7 +13,7 @@ enum Files {
         var full = path
         if !path.hasPrefix("/") {
             var buf = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            if getcwd(&buf, buf.count) != nil { full = String(cString: buf) + "/" + path }
+            if getcwd(&buf, buf.count) != nil { full = buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } + "/" + path }
         }
         var parts: [Substring] = []
         for part in full.split(separator: "/") where part != "." {
@@ -34,7 +34,7 @@ enum Files {
         let n = readlink(path, &buf, buf.count - 1)
         guard n > 0 else { return nil }
         buf[n] = 0
-        return String(cString: buf)
+        return buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     /// Copies a file's bytes to `to` (created or replaced, mode 0644).

@@ -9,7 +9,7 @@ import HTTP
 import JSONValue
 
 /// A command of the tool, made from its parsed options and run.
-protocol Command {
+protocol Command: SendableMetatype {
     init(_ p: ParsedArguments) throws
     func run() throws
 }

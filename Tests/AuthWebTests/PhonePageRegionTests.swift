@@ -16,7 +16,6 @@ struct PhonePageRegionTests {
     ] as [(String, String?)])
     func region(header: String, expected: String?) throws {
         let dir = try #require(Templates.bundledDirectory)
-        let tables = RegionTables(directory: dir)
         #expect(PhonePage.asciiRegion(header, tables: RegionTables(directory: dir)) == expected)
     }
 }

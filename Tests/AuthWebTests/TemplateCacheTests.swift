@@ -46,7 +46,6 @@ struct TemplateCacheTests {
     @Test("a page renders with its layout without parsing every template first, and as before")
     func lazyRender() throws {
         let dir = try #require(Templates.bundledDirectory)
-        let tables = RegionTables(directory: dir)
         let lazy = try Templates(directory: dir)
         let eager = try Templates(directory: dir)
         try eager.validateAll()

@@ -41,7 +41,7 @@ struct EmailActionCodeTests {
         let f = try EmailLinkFixture()
         #expect(authError { _ = try f.flows.applyVerifyEmail(oobCode: try f.code()) }?.code == .invalidOobCode)
         #expect(authError { _ = try f.flows.applyVerifyEmail(oobCode: nil) }?.code == .missingOobCode)
-        var a = try f.insertAccount(email: "max@example.com", verified: false)
+        let a = try f.insertAccount(email: "max@example.com", verified: false)
         var r = f.request(.verifyEmail)
         r.idToken = try f.idToken(for: a)
         let stale = try f.send(r).oobCode
