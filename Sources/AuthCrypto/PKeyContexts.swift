@@ -6,16 +6,14 @@ import Locking
 
 /// SHA-256 fetched from the default provider once per process. OpenSSL 3 looks an algorithm up
 /// again on every call that is given the legacy `EVP_sha256()`; a fetched `EVP_MD` skips that.
-var fetchedSHA256: OpaquePointer { FetchedDigest.sha256.md }
+/// A provider without it (a broken install) gets the legacy one: slower, never a crash.
+var fetchedSHA256: OpaquePointer? { FetchedDigest.sha256.md }
 
 // @unchecked: an `EVP_MD` is immutable once fetched and reference-counted by OpenSSL, so every
 // thread may use it.
 private struct FetchedDigest: @unchecked Sendable {
-    let md: OpaquePointer
-    static let sha256: FetchedDigest = {
-        guard let md = EVP_MD_fetch(nil, "SHA256", nil) else { fatalError("OpenSSL has no SHA256") }
-        return FetchedDigest(md: md)
-    }()
+    let md: OpaquePointer?
+    static let sha256 = FetchedDigest(md: EVP_MD_fetch(nil, "SHA256", nil) ?? EVP_sha256())
 }
 
 /// SHA-256 of `data` into `out` (32 bytes) with OpenSSL's SHA-256 functions directly: no

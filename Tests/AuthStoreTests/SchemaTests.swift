@@ -1,3 +1,4 @@
+import AuthEngine
 @testable import AuthStore
 import Foundation
 import Testing
@@ -90,5 +91,23 @@ struct SchemaTests {
         try store.db.run("INSERT INTO accounts (project_id, local_id, created_at, mfa) VALUES ('p', 'u', 0, '[{\"mfaEnrollmentId\":\"e\",\"enrolledAt\":1,\"webauthn\":{}}]')", [])
         let unknownFactor = #expect(throws: UnreadableColumn.self) { try store.account(project: "p", localID: "u") }
         #expect(unknownFactor?.column == "mfa")
+    }
+}
+
+@Suite("Phone code purposes as stored")
+struct PhoneCodePurposeStorageTests {
+    @Test("each purpose reads back as written; stored text of no purpose is refused, naming the column")
+    func roundTrip() throws {
+        for p: PhoneCodePurpose in [.signIn, .enrolment(localID: "u:1"), .secondFactor(pending: [0xab, 0x01])] {
+            #expect(PhoneCodePurpose(stored: p.stored) == p)
+        }
+        #expect(PhoneCodePurpose(stored: "signIn") == nil)
+        let store = try SQLStore(path: ":memory:")
+        try store.db.run("""
+            INSERT INTO phone_verifications (session_hash, project_id, phone_number, code_hash, created_at, expires_at, purpose)
+            VALUES (x'01', 'p', '+1', x'02', 0, 10, 'mfa-unknown:x')
+            """)
+        let error = #expect(throws: UnreadableColumn.self) { try store.phoneVerification(sessionHash: [1]) }
+        #expect(error?.table == "phone_verifications" && error?.column == "purpose")
     }
 }
