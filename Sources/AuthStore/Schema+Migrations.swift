@@ -5,7 +5,7 @@ public import AuthEngine
 /// declarations; an existing one runs each migration it lacks. Both databases, one list.
 public enum Schema {
     /// The version the declarations describe.
-    public static let version = 15
+    public static let version = 16
     /// The oldest version this build upgrades in place. Versions 1–13 were upgraded by the releases
     /// of their time; such a database is brought to 14 by one of those first (docs/operations.md).
     public static let oldestUpgradable = 14
@@ -15,7 +15,7 @@ public enum Schema {
         AccountColumn.table, PhoneVerificationColumn.table, PhoneProofColumn.table, EmailLinkColumn.table, RefreshTokenColumn.table,
         SessionColumn.table, SigningKeyColumn.table, SecretColumn.table, LimitCounterColumn.table, OutboxColumn.table,
         AppTokenColumn.table, ChallengeReplayColumn.table, AuditColumn.table, SMSHoldColumn.table, MFAPendingColumn.table,
-        IOSReceiptColumn.table,
+        IOSReceiptColumn.table, PasskeyColumn.table, PasskeyChallengeColumn.table,
     ]
 
     /// One step from version − 1 to `version`. Steps name the declarations (a column added is
@@ -57,6 +57,8 @@ public enum Schema {
                 WHERE event IN ('signin.email_link.new', 'signin.email_link.first_factor', 'signin.email_link', 'sign_up_anonymous', 'sign_out', 'profile_update', 'revoke', 'refresh_token_reuse', 'admin_create', 'admin_update', 'delete', 'batch_delete', 'admin_import')
                 """),
         ]),
+        // Passkeys and their challenges.
+        Migration(version: 16, steps: [.createTable(PasskeyColumn.table), .createTable(PasskeyChallengeColumn.table)]),
     ]
 
     /// The database's version: 0 when it has no schema yet.

@@ -436,3 +436,59 @@ enum SchemaMigrationColumn: Int32, Columns {
     var spec: ColumnSpec { .integer }
     static let table = Table("schema_migrations", Self.self, primaryKey: [.version])
 }
+
+enum PasskeyColumn: Int32, RecordColumns {
+    case project_id, credential_id, local_id, public_key, algorithm, sign_count, name, aaguid, backup_eligible, backed_up, created_at,
+         last_used_at
+    var column: (ColumnSpec, (PasskeyRecord) -> any SQLBindable) {
+        switch self {
+        case .project_id: (.text, { $0.projectID })
+        case .credential_id: (.text, { $0.credentialID })
+        case .local_id: (.text, { $0.localID })
+        case .public_key: (.blob, { $0.publicKey })
+        case .algorithm: (.integer, { $0.algorithm })
+        case .sign_count: (.integer(default: 0), { $0.signCount })
+        case .name: (.optionalText, { $0.name })
+        case .aaguid: (.blob, { $0.aaguid })
+        case .backup_eligible: (.integer(default: 0), { $0.backupEligible })
+        case .backed_up: (.integer(default: 0), { $0.backedUp })
+        case .created_at: (.integer, { $0.createdAt })
+        case .last_used_at: (.optionalInteger, { $0.lastUsedAt })
+        }
+    }
+    // A credential id is unique within its project (the key); a user's are found by the index.
+    static let table = Table("passkeys", Self.self, primaryKey: [.project_id, .credential_id], indexes: [
+        IndexSpec(name: "passkeys_user", columns: ["project_id", "local_id"]),
+    ])
+
+    static func read(_ row: SQLRow) throws -> PasskeyRecord {
+        let r = Reading(row, PasskeyColumn.self)
+        return PasskeyRecord(projectID: r.text(.project_id), credentialID: r.text(.credential_id), localID: r.text(.local_id),
+                             publicKey: r.blob(.public_key), algorithm: r.int(.algorithm), signCount: r.int(.sign_count),
+                             name: r.textOrNil(.name), aaguid: r.blob(.aaguid), backupEligible: r.bool(.backup_eligible),
+                             backedUp: r.bool(.backed_up), createdAt: r.int(.created_at), lastUsedAt: r.intOrNil(.last_used_at))
+    }
+}
+
+enum PasskeyChallengeColumn: Int32, RecordColumns {
+    case challenge_hash, project_id, local_id, created_at, expires_at, consumed_at
+    var column: (ColumnSpec, (PasskeyChallengeRecord) -> any SQLBindable) {
+        switch self {
+        case .challenge_hash: (.blob, { $0.challengeHash })
+        case .project_id: (.text, { $0.projectID })
+        case .local_id: (.optionalText, { $0.localID })
+        case .created_at: (.integer, { $0.createdAt })
+        case .expires_at: (.integer, { $0.expiresAt })
+        case .consumed_at: (.optionalInteger, { $0.consumedAt })
+        }
+    }
+    static let table = Table("passkey_challenges", Self.self, primaryKey: [.challenge_hash], indexes: [
+        IndexSpec(name: "passkey_challenges_expiry", columns: ["expires_at"]),
+    ])
+
+    static func read(_ row: SQLRow) throws -> PasskeyChallengeRecord {
+        let r = Reading(row, PasskeyChallengeColumn.self)
+        return PasskeyChallengeRecord(challengeHash: r.blob(.challenge_hash), projectID: r.text(.project_id), localID: r.textOrNil(.local_id),
+                                      createdAt: r.int(.created_at), expiresAt: r.int(.expires_at), consumedAt: r.intOrNil(.consumed_at))
+    }
+}

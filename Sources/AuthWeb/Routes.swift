@@ -63,6 +63,13 @@ enum RouteTable {
         api("POST", ["\(itk2)/accounts/mfaSignIn:start"], [.cors, .apiKey, .json], MFAAPI.signInStart, flow: .init("mfa", "start"))
         api("POST", ["\(itk2)/accounts/mfaSignIn:finalize"], [.cors, .apiKey, .json], MFAAPI.signInFinalize, flow: .init("mfa", "complete"))
 
+        // Passkeys, v2 (Firebase's preview wire; docs/passkeys.md)
+        api("POST", ["\(itk2)/accounts/passkeyEnrollment:start"], [.cors, .apiKey, .json], PasskeysAPI.enrollmentStart, flow: .init("passkey", "enrol_start"))
+        api("POST", ["\(itk2)/accounts/passkeyEnrollment:finalize"], [.cors, .apiKey, .json], PasskeysAPI.enrollmentFinalize,
+            flow: .init("passkey", "enrol_complete"))
+        api("POST", ["\(itk2)/accounts/passkeySignIn:start"], [.cors, .apiKey, .json], PasskeysAPI.signInStart, flow: .init("passkey", "start"))
+        api("POST", ["\(itk2)/accounts/passkeySignIn:finalize"], [.cors, .apiKey, .json], PasskeysAPI.signInFinalize, flow: .init("passkey", "complete"))
+
         // App verification (§2.14, §2.15, §4.4)
         api("GET", ["/__/auth/challenge"], [.cors], AppVerificationAPI.challenge, flow: .init("app_verification", "start"))
         api("POST", ["/__/auth/challenge"], [.cors, .json], AppVerificationAPI.solve, flow: .init("app_verification", "complete"))

@@ -120,6 +120,8 @@ public struct ProjectSettings: Sendable, Equatable {
     public var totp = TOTPPolicy()
     /// Silent-push app verification (`verifyIosClient`).
     public var push = PushPolicy()
+    /// Passkeys (WebAuthn): sign-in, enrolment, `?require=passkey`.
+    public var passkeys = PasskeyPolicy()
 
     public init(id: String, apiKeys: [String] = [], devMode: Bool = false, authorizedDomains: [String] = [],
                 iosApps: [IOSApp] = [], androidApps: [AndroidApp] = [], testPhoneNumbers: [String: String] = [:],
@@ -138,6 +140,7 @@ public struct ProjectSettings: Sendable, Equatable {
         p.phone.allowedRegions = nil
         p.mfa = .enabled
         p.totp.enabled = true
+        p.passkeys.enabled = true
         return p
     }
 

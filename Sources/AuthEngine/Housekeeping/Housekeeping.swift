@@ -38,7 +38,7 @@ public struct Housekeeping {
         switch kind {
         case .phoneVerifications, .phoneProofs: keep = PhoneSignIn.retentionAfterExpiry
         case .emailLinks: keep = EmailLinks.retentionAfterExpiry
-        case .appVerificationReplays, .appTokens, .sessions, .limitCounters, .mfaPending, .iosReceipts: keep = 0
+        case .appVerificationReplays, .appTokens, .sessions, .limitCounters, .mfaPending, .iosReceipts, .passkeyChallenges: keep = 0
         case .refreshTokens: keep = Housekeeping.retiredRefreshTokens
         case .outbox: keep = retention.outbox
         case .auditLog: keep = retention.auditLog

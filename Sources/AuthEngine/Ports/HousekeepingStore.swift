@@ -24,6 +24,8 @@ public enum PurgeKind: String, CaseIterable, Sendable {
     case mfaPending = "mfa_pending"
     /// `ios_receipts` (silent-push receipts) whose `expires_at` is at or before the cutoff.
     case iosReceipts = "ios_receipts"
+    /// `passkey_challenges` whose `expires_at` is before the cutoff.
+    case passkeyChallenges = "passkey_challenges"
 }
 
 /// Bounded deletes for `Housekeeping`: each call deletes at most `limit` rows of one kind, in

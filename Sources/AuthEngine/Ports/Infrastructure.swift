@@ -138,6 +138,7 @@ public enum AuditEventName: String, CaseIterable, Sendable {
     case customTokenSignUp = "custom_token.sign_up"
     case customTokenSignIn = "custom_token.sign_in"
     case anonymousSignUp = "anonymous.sign_up"
+    case passkeySignIn = "passkey.sign_in"
     // Email links and verification
     case emailLinkSent = "email_link.sent"
     case emailLinkGenerated = "email_link.generated"
@@ -145,6 +146,11 @@ public enum AuditEventName: String, CaseIterable, Sendable {
     // Second factors
     case mfaEnrol = "mfa.enrol"
     case mfaWithdraw = "mfa.withdraw"
+    // Passkeys
+    case passkeyEnrol = "passkey.enrol"
+    case passkeyRename = "passkey.rename"
+    case passkeyRemove = "passkey.remove"
+    case passkeyCounterRegression = "passkey.counter_regression"
     // Sessions and tokens
     case signOut = "session.sign_out"
     case revoke = "tokens.revoke"

@@ -54,4 +54,4 @@ public protocol HealthProbe {
 /// Everything a store must provide; grows as flows add ports.
 public typealias GatehouseStore = AccountStore & SigningKeyStore & SecretStore & HealthProbe
     & LimitStore & OutboxStore & AuditStore & AppTokenStore
-    & PhoneStore & AppVerificationStore & EmailLinkStore & SessionStore & SMSPumpingStore & MFAStore & PushStore
+    & PhoneStore & AppVerificationStore & EmailLinkStore & SessionStore & SMSPumpingStore & MFAStore & PushStore & PasskeyStore

@@ -59,6 +59,17 @@ public struct AuthError: Error, Equatable, CustomStringConvertible {
         case secondFactorLimitExceeded = "SECOND_FACTOR_LIMIT_EXCEEDED"
         case unverifiedEmail = "UNVERIFIED_EMAIL"
         case unsupportedFirstFactor = "UNSUPPORTED_FIRST_FACTOR"
+        // Passkeys (the Firebase preview SDKs' strings, and the emulator's)
+        case passkeyNotEnabled = "PASSKEY_NOT_ENABLED"
+        case passkeyExists = "PASSKEY_EXISTS"
+        case passkeyLimitExceeded = "PASSKEY_LIMIT_EXCEEDED"
+        case passkeyChallengeTimeout = "PASSKEY_CHALLENGE_TIMEOUT"
+        case passkeyEnrollmentNotFound = "PASSKEY_ENROLLMENT_NOT_FOUND"
+        case invalidAuthenticatorResponse = "INVALID_AUTHENTICATOR_RESPONSE"
+        case missingAuthenticatorResponse = "MISSING_AUTHENTICATOR_RESPONSE"
+        case invalidCredentialID = "INVALID_CREDENTIAL_ID"
+        case credentialAlreadyInUse = "CREDENTIAL_ALREADY_IN_USE"
+        case passkeyCredentialNotFound = "PASSKEY_CREDENTIAL_NOT_FOUND"
         // Tokens and accounts
         case missingIDToken = "MISSING_ID_TOKEN"
         case invalidIDToken = "INVALID_ID_TOKEN"

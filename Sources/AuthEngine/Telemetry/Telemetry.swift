@@ -79,7 +79,7 @@ public final class Telemetry: Sendable {
         registry?.add(requestsID, [route, String(status)], observe: durationID, [route], Double(nanoseconds) / 1e9)
     }
 
-    /// A step of a flow (`phone`, `email_link`, `mfa`, `app_verification`, `push`, `custom_token`):
+    /// A step of a flow (`phone`, `email_link`, `mfa`, `app_verification`, `push`, `custom_token`, `passkey`):
     /// `start`, `complete`, …, and its outcome (`ok`, or the error code it failed with).
     public func flow(_ flow: String, step: String, outcome: String) {
         count(Name.flows, [flow, step, outcome])
@@ -97,7 +97,7 @@ public final class Telemetry: Sendable {
         count(Name.deliveries, [channel, provider, result])
     }
 
-    /// A session check (`/__/auth/verify`): `ok`, `forbidden`, `mfa_required` or why it was signed out.
+    /// A session check (`/__/auth/verify`): `ok`, `forbidden`, `mfa_required`, `passkey_required` or why it was signed out.
     public func verification(result: String) { registry?.add(verificationsID, [result], 1) }
 
     /// A token checked by its signature and claims (`id_token`, `session_cookie`): `ok` or `invalid`.

@@ -17,6 +17,8 @@ extension SQLStore: HousekeepingStore {
         case .appTokens: return try deleteBatch("app_tokens", key: "token_hash", where: "expires_at <= ?", cutoff, limit)
         case .mfaPending: return try deleteBatch("mfa_pending", key: "credential_hash", where: "expires_at < ?", cutoff, limit)
         case .iosReceipts: return try deleteBatch("ios_receipts", key: "receipt_hash", where: "expires_at <= ?", cutoff, limit)
+        case .passkeyChallenges:
+            return try deleteBatch("passkey_challenges", key: "challenge_hash", where: "expires_at < ?", cutoff, limit)
         case .sessions: return try deleteBatch("sessions", key: "sid_hash", where: "expires_at < ?", cutoff, limit)
         case .refreshTokens:
             let revoked = try deleteBatch("refresh_tokens", key: "token_hash", where: "revoked_at < ?", cutoff, limit)

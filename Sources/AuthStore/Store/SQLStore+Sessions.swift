@@ -58,6 +58,7 @@ extension SQLStore: SessionStore {
         try transaction {
             try db.run("DELETE FROM refresh_tokens WHERE project_id = ? AND local_id = ?", [project, localID])
             try db.run("DELETE FROM sessions WHERE project_id = ? AND local_id = ?", [project, localID])
+            try db.run("DELETE FROM passkeys WHERE project_id = ? AND local_id = ?", [project, localID])
         }
     }
 
@@ -66,6 +67,7 @@ extension SQLStore: SessionStore {
         try transaction {
             try db.run("DELETE FROM refresh_tokens WHERE project_id = ?", [project])
             try db.run("DELETE FROM sessions WHERE project_id = ?", [project])
+            try db.run("DELETE FROM passkeys WHERE project_id = ?", [project])
             return try db.run("DELETE FROM accounts WHERE project_id = ?", [project])
         }
     }

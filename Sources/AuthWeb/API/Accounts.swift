@@ -1,3 +1,4 @@
+import AuthCrypto
 import AuthEngine
 import HTTP
 import JSONValue
@@ -16,6 +17,7 @@ enum AccountsAPI {
     /// users update their own profile with an `idToken`.
     static func update(_ ctx: inout Context) throws -> Response {
         if ctx.nonEmpty("oobCode") != nil { return try EmailLinkAPI.applyOobCode(&ctx) }
+        if ctx.bodyHas("deletePasskey") { return try deletePasskeys(&ctx) }
         let c = try changes(ctx, disabledKey: "disableUser")
         let account: Account
         if ctx.isAdmin, ctx.bodyHas("localId") || !ctx.bodyHas("idToken") {
@@ -33,6 +35,34 @@ enum AccountsAPI {
             ("photoUrl", account.photoURL),
             ("providerUserInfo", JSON.array(account.providers.map(UserInfoJSON.provider)))
         ))
+    }
+
+    /// `accounts:update` with `deletePasskey: [credentialId]` (Firebase's preview): the user's own
+    /// passkeys, with a recent sign-in; the sign-ins a passkey made end, and the caller goes on
+    /// in new tokens.
+    static func deletePasskeys(_ ctx: inout Context) throws -> Response {
+        guard let list = ctx.body["deletePasskey"]?.arrayValue else { throw AuthError(.invalidArgument, "deletePasskey must be a list.") }
+        let ids = try list.map { v -> String in
+            guard let id = v.stringValue, !id.isEmpty else { throw AuthError(.invalidCredentialID) }
+            // The wire may name one in either alphabet; the store keys base64url.
+            guard let bytes = Base64URL.decode(id), !bytes.isEmpty else { throw AuthError(.invalidCredentialID) }
+            return Base64URL.encode(bytes)
+        }
+        guard ids.count <= 64 else { throw AuthError(.invalidArgument, "Too many passkeys named.") }
+        let flow = PasskeysAPI.flow(ctx)
+        try flow.requireEnabled()
+        let (account, token) = try ctx.accounts.account(forIDToken: ctx.string("idToken"), project: ctx.project.id)
+        let updated = try flow.remove(account: account, proof: SignInProof(token), credentialIDs: ids, remoteAddress: ctx.request.remoteAddress)
+        ctx.app.sessionCache.evict(project: ctx.project.id, localID: updated.localID)
+        let tokens = try ctx.signInTokens.issue(for: updated, provider: token.signInProvider, authTime: token.authTime, secondFactor: token.secondFactor)
+        return .json(.obj([
+            ("kind", "identitytoolkit#SetAccountInfoResponse"),
+            ("localId", updated.localID),
+            ("email", updated.email),
+            ("displayName", updated.displayName),
+            ("providerUserInfo", JSON.array(updated.providers.map(UserInfoJSON.provider))),
+            ("passkeyInfo", PasskeysAPI.info(try flow.list(localID: updated.localID)) ?? JSON.array([])),
+        ] + tokens.wirePairs))
     }
 
     /// `accounts:delete`: admins by `localId`, users with their `idToken`.

@@ -27,6 +27,10 @@ enum LookupAPI {
         var seen = Set<String>()
         found = found.filter { seen.insert($0.localID).inserted }
         return .json(.obj(("kind", "identitytoolkit#GetAccountInfoResponse"),
-                          ("users", found.isEmpty ? nil : JSON.array(found.map { UserInfoJSON.encode($0, privileged: ctx.isAdmin) }))))
+                          ("users", found.isEmpty ? nil : JSON.array(try found.map { a in
+                              // Passkeys live in their own table: read only where a project has them.
+                              let passkeys = ctx.project.passkeys.enabled ? try ctx.store.passkeys(project: ctx.project.id, localID: a.localID) : []
+                              return UserInfoJSON.encode(a, privileged: ctx.isAdmin, passkeys: passkeys)
+                          }))))
     }
 }

@@ -5,7 +5,7 @@ import JSONValue
 /// Identity Toolkit `UserInfo` (firebase-wire.md §2.6): the shape `accounts:lookup` and
 /// `accounts:batchGet` return. Timestamps as the clients expect: ms strings, RFC 3339, s string.
 enum UserInfoJSON {
-    static func encode(_ a: Account, privileged: Bool) -> JSON {
+    static func encode(_ a: Account, privileged: Bool, passkeys: [PasskeyRecord] = []) -> JSON {
         var pairs: [(String, (any JSONConvertible)?)] = [
             ("localId", a.localID),
             ("email", a.email),
@@ -22,6 +22,7 @@ enum UserInfoJSON {
             ("providerUserInfo", JSON.array(a.providers.map(provider))),
             ("mfaInfo", a.mfaEnrollments.isEmpty ? nil : MFAAPI.info(a.mfaEnrollments)),
             ("customAttributes", a.customAttributes),
+            ("passkeyInfo", PasskeysAPI.info(passkeys)),
         ]
         // Only an account that really has a password reports one (iOS treats any value as a password credential).
         if a.passwordHash != nil { pairs.append(("passwordHash", privileged ? a.passwordHash : "UkVEQUNURUQ=")) }

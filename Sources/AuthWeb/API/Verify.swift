@@ -33,8 +33,19 @@ enum VerifyAPI {
             ctx.app.services.telemetry.verification(result: "forbidden")
             return Response(status: 403, headers: [noStore])
         }
-        // `?require=mfa` (protect-mfa.conf): plain verifies have no query, so they read none.
-        if !ctx.request.rawQuery.isEmpty, ctx.request.query("require") == "mfa", identity.secondFactor == nil {
+        // `?require=mfa` (protect-mfa.conf) or `?require=passkey` (protect-passkey.conf): plain
+        // verifies have no query, so they read none. A passkey sign-in is verified (a PIN or a
+        // biometric on the authenticator): it is multi-factor on its own.
+        if !ctx.request.rawQuery.isEmpty, ctx.request.query("require") == "passkey", identity.provider != Passkeys.provider {
+            guard ctx.project.passkeys.enabled else {
+                ctx.app.services.telemetry.verification(result: "forbidden")
+                return Response(status: 403, headers: [noStore])
+            }
+            ctx.app.services.telemetry.verification(result: "passkey_required")
+            return Response(status: 401, headers: [("Location", passkeyURL(ctx, continueURL: ctx.request.header("x-original-url"))), noStore])
+        }
+        if !ctx.request.rawQuery.isEmpty, ctx.request.query("require") == "mfa", identity.secondFactor == nil,
+           identity.provider != Passkeys.provider {
             guard ctx.project.mfa.allowsPhone else {
                 ctx.app.services.telemetry.verification(result: "forbidden")
                 return Response(status: 403, headers: [noStore])
@@ -59,6 +70,13 @@ enum VerifyAPI {
             return ctx.origin + "/__/auth/account?enrol=1" + (back.map { "&continueUrl=" + PercentEncoding.encode($0) } ?? "")
         }
         return ctx.origin + "/__/auth/mfa" + (back.map { "?continueUrl=" + PercentEncoding.encode($0) } ?? "")
+    }
+
+    /// The passkey sign-in page, back to `continueURL` after.
+    static func passkeyURL(_ ctx: Context, continueURL: String?) -> String {
+        let base = ctx.origin + "/__/auth/passkey"
+        guard let back = ContinueURL.safe(continueURL, project: ctx.project) else { return base }
+        return base + "?continueUrl=" + PercentEncoding.encode(back)
     }
 
     /// The hosted sign-in page, with `continueUrl` only when it is safe to come back to.

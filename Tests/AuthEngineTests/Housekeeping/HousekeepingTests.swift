@@ -28,6 +28,7 @@ private struct RetentionWorld {
         try db.run("INSERT INTO audit_log (at, project_id, event) VALUES (?, 'p', 'signIn')", [t0])
         try db.run("INSERT INTO mfa_pending (credential_hash, project_id, local_id, first_factor, auth_time, created_at, expires_at) VALUES (?, 'p', 'u', 'password', 0, ?, ?)", [h, t0 - 600_000, t0])
         try db.run("INSERT INTO ios_receipts (receipt_hash, project_id, bundle_id, device_token_hash, sandbox, secret_hash, created_at, expires_at) VALUES (?, 'p', 'b', x'00', 0, x'00', ?, ?)", [h, t0 - 3_600_000, t0])
+        try db.run("INSERT INTO passkey_challenges (challenge_hash, project_id, created_at, expires_at) VALUES (?, 'p', ?, ?)", [h, t0 - 300_000, t0])
         for (i, column) in ["revoked_at", "rotated_at"].enumerated() {
             try db.run("INSERT INTO refresh_tokens (token_hash, family_id, project_id, local_id, provider, auth_time, created_at, \(column)) VALUES (?, 'f', 'p', 'u', 'phone', 0, ?, ?)",
                        [[UInt8(i)], t0 - 1000, t0])
@@ -58,6 +59,7 @@ private struct RetentionWorld {
         case .auditLog: return (retention.auditLog, "audit_log", "1")
         case .mfaPending: return (0, "mfa_pending", "1")
         case .iosReceipts: return (0, "ios_receipts", "1")
+        case .passkeyChallenges: return (0, "passkey_challenges", "1")
         }
     }
 }
