@@ -145,6 +145,13 @@ struct Dev: Command {
                     proxy_pass http://unix:\(dir)/demo-upstream.sock:/mfa/;
                 }
 
+                # Phishing-resistant: only a session signed in with a passkey (the demo project has
+                # passkeys); any other is sent to the passkey sign-in and back.
+                location /demo/passkey/ {
+                    include gatehouse/protect-passkey.conf;
+                    proxy_pass http://unix:\(dir)/demo-upstream.sock:/passkey/;
+                }
+
                 # Dev mode: the emulator helpers and admin APIs are reachable (loopback only). The
                 # admin APIs take bodies as long as the admin import's (listen.max_import_body_bytes);
                 # Gatehouse holds every other route to listen.max_body_bytes itself.

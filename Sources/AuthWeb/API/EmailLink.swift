@@ -82,15 +82,23 @@ enum EmailLinkAPI {
         return .json(.obj(("oobCodes", JSON.array(codes))))
     }
 
-    /// `/.well-known/apple-app-site-association`: every registered iOS app may open email links.
+    /// `/.well-known/apple-app-site-association`: every registered iOS app may open email links,
+    /// and the apps of projects with passkeys may use this domain's passkeys (`webcredentials`).
     static func appleAppSiteAssociation(_ ctx: inout Context) throws -> Response {
-        var ids: [String] = []
-        for p in ctx.app.settings.projects { for app in p.iosApps where !ids.contains(app.teamID + "." + app.bundleID) { ids.append(app.teamID + "." + app.bundleID) } }
+        var ids: [String] = [], credentialApps: [String] = []
+        for p in ctx.app.settings.projects {
+            for app in p.iosApps {
+                let id = app.teamID + "." + app.bundleID
+                if !ids.contains(id) { ids.append(id) }
+                if p.passkeys.enabled, !credentialApps.contains(id) { credentialApps.append(id) }
+            }
+        }
         let paths = ["/__/auth/links*", "/__/auth/action*"]
         let details: [JSON] = ids.map { id in
             .obj(("appID", id), ("appIDs", [id]), ("paths", paths), ("components", JSON.array(paths.map { JSON.obj(("/", $0)) })))
         }
-        return .json(.obj(("applinks", JSON.obj(("apps", JSON.array([])), ("details", JSON.array(details))))),
+        return .json(.obj(("applinks", JSON.obj(("apps", JSON.array([])), ("details", JSON.array(details)))),
+                          ("webcredentials", credentialApps.isEmpty ? nil : JSON.obj(("apps", credentialApps)))),
                      headers: [("Cache-Control", "public, max-age=3600")])
     }
 
@@ -100,7 +108,11 @@ enum EmailLinkAPI {
         var statements: [JSON] = []
         for p in ctx.app.settings.projects {
             for app in p.androidApps where !app.sha256Fingerprints.isEmpty && seen.insert(app.packageName).inserted {
-                statements.append(.obj(("relation", ["delegate_permission/common.handle_all_urls"]),
+                // `get_login_creds`: the app may use this domain's passkeys (Credential Manager).
+                let relations = p.passkeys.enabled
+                    ? ["delegate_permission/common.handle_all_urls", "delegate_permission/common.get_login_creds"]
+                    : ["delegate_permission/common.handle_all_urls"]
+                statements.append(.obj(("relation", relations),
                                        ("target", JSON.obj(("namespace", "android_app"), ("package_name", app.packageName),
                                                            ("sha256_cert_fingerprints", app.sha256Fingerprints)))))
             }
