@@ -15,6 +15,7 @@ import base64
 import os
 import re
 import time
+import urllib.parse
 
 import pyotp
 import pytest
@@ -631,3 +632,61 @@ def test_gatehouse_and_the_webauthn_library_accept_the_same_responses(gh, alg):
     r = c.finalize_sign_in(response)
     assert r.status_code == 200, r.text
     assert r.json()["localId"] == user["localId"]
+
+
+# --- nginx: ?require=passkey and the step-up -------------------------------------------------------
+
+def cookie_for(gh, id_token: str) -> str:
+    r = gh.post(f"/identitytoolkit.googleapis.com/v1/projects/{PROJECT}:createSessionCookie",
+                json={"idToken": id_token, "validDuration": 3600}, headers={"Authorization": "Bearer owner"})
+    assert r.status_code == 200, r.text
+    return r.json()["sessionCookie"]
+
+
+def visit(gh, path: str, cookie: str | None):
+    return gh.get(path, headers={"Cookie": f"__Host-gatehouse={cookie}"} if cookie else {})
+
+
+def test_require_passkey_at_nginx(gh):
+    """/demo/passkey/ (protect-passkey.conf) lets in only a session signed in with a passkey; any
+    other session goes to the passkey sign-in page and back; a passkey session also passes the
+    step-up of /demo/mfa/ (user verification makes it multi-factor)."""
+    c = Client(gh)
+    user, cred = enrolled(c)
+    anonymous = visit(gh, "/demo/passkey/", cookie_for(gh, user["idToken"]))   # the enrolment kept the anonymous sign-in
+    assert anonymous.status_code == 302
+    loc = urllib.parse.urlsplit(anonymous.headers["Location"])
+    assert loc.path == "/__/auth/passkey"
+    assert urllib.parse.parse_qs(loc.query)["continueUrl"][0].endswith("/demo/passkey/")
+    signed = c.signed_in(cred, user)
+    passkey_cookie = cookie_for(gh, signed["idToken"])
+    ok = visit(gh, "/demo/passkey/", passkey_cookie)
+    assert ok.status_code == 200 and "X-Auth-Provider: passkey" in ok.text, ok.text
+    assert visit(gh, "/demo/mfa/", passkey_cookie).status_code == 200
+    assert visit(gh, "/demo/passkey/", None).status_code == 302
+    # The internal location is not reachable from outside.
+    assert gh.get("/__/auth/verify?require=passkey").status_code == 404
+
+
+def test_require_passkey_in_a_project_without_passkeys_is_forbidden(make_gatehouse):
+    g = make_gatehouse({"mode": "dev", "projects": [project()]})
+    user = Client(g).anonymous()
+    assert visit(g, "/demo/passkey/", cookie_for(g, user["idToken"])).status_code == 403
+
+
+def test_app_association_files_name_the_apps_that_may_use_passkeys(make_gatehouse):
+    print_hex = ":".join(["AB"] * 32)
+    apps = {"ios_apps": [{"bundle_id": "com.example.pk", "team_id": "TEAMPK0001", "app_id": "1:1:ios:pk"}],
+            "android_apps": [{"package_name": "com.example.pk", "sha256_cert_fingerprints": [print_hex]}]}
+    on = make_gatehouse({"mode": "dev", "projects": [project(passkeys=dict({"enabled": True}, **CHALLENGE_BUDGET), **apps)]})
+    aasa = on.get("/.well-known/apple-app-site-association").json()
+    assert aasa["webcredentials"] == {"apps": ["TEAMPK0001.com.example.pk"]}
+    links = on.get("/.well-known/assetlinks.json").json()
+    assert links[0]["relation"] == ["delegate_permission/common.handle_all_urls", "delegate_permission/common.get_login_creds"]
+    # The app's origin (android:apk-key-hash: and the base64url of the certificate's SHA-256) is accepted.
+    c = Client(on, origin="android:apk-key-hash:" + base64.urlsafe_b64encode(bytes([0xAB] * 32)).decode().rstrip("="))
+    user, cred = enrolled(c)
+    c.signed_in(cred, user)
+    off = make_gatehouse({"mode": "dev", "projects": [project(**apps)]})
+    assert "webcredentials" not in off.get("/.well-known/apple-app-site-association").json()
+    assert off.get("/.well-known/assetlinks.json").json()[0]["relation"] == ["delegate_permission/common.handle_all_urls"]
