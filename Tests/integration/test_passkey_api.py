@@ -14,6 +14,7 @@ origin (`http://127.0.0.1:<port>` is not, though the tests reach nginx on 127.0.
 import base64
 import os
 import re
+import threading
 import time
 import urllib.parse
 
@@ -690,3 +691,69 @@ def test_app_association_files_name_the_apps_that_may_use_passkeys(make_gatehous
     off = make_gatehouse({"mode": "dev", "projects": [project(**apps)]})
     assert "webcredentials" not in off.get("/.well-known/apple-app-site-association").json()
     assert off.get("/.well-known/assetlinks.json").json()[0]["relation"] == ["delegate_permission/common.handle_all_urls"]
+
+
+# --- concurrent requests (run on SQLite and on PostgreSQL by the suite) ------------------------------
+
+def race(*calls):
+    """Runs each call on its own thread, released together; their results in order."""
+    barrier = threading.Barrier(len(calls))
+    results = [None] * len(calls)
+
+    def run(i, call):
+        barrier.wait()
+        results[i] = call()
+
+    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return results
+
+
+def test_one_assertion_sent_twice_at_once_signs_in_once(gh):
+    """The same assertion (one challenge) finalized by two requests at the same moment: the
+    challenge is consumed by a conditional write, so exactly one gets tokens, the other is refused."""
+    c = Client(gh)
+    user, cred = enrolled(c)
+    for _ in range(5):
+        response = c.assertion(cred)
+        answers = race(lambda: c.finalize_sign_in(response), lambda: c.finalize_sign_in(response))
+        assert sorted(a.status_code for a in answers) == [200, 400], [a.text for a in answers]
+        error(next(a for a in answers if a.status_code == 400), "INVALID_AUTHENTICATOR_RESPONSE")
+
+
+def test_two_assertions_with_one_counter_value_at_once_sign_in_once(gh):
+    """A cloned authenticator used beside the owner's at the same moment: two assertions (two
+    challenges) carrying the same counter value; the counter is written only if it is still the
+    one each read, so one signs in and the other is refused."""
+    c = Client(gh)
+    user, cred = enrolled(c)
+    for _ in range(5):
+        cred.sign_count += 1
+        first, second = c.assertion(cred, counter=cred.sign_count), c.assertion(cred, counter=cred.sign_count)
+        answers = race(lambda: c.finalize_sign_in(first), lambda: c.finalize_sign_in(second))
+        assert sorted(a.status_code for a in answers) == [200, 400], [a.text for a in answers]
+
+
+def test_a_sign_in_racing_the_removal_of_its_passkey_leaves_nothing_working(gh):
+    """A passkey sign-in in flight while the owner removes that passkey: either the sign-in fails,
+    or it committed first and the removal revoked its refresh token; never a working token made
+    with a removed passkey."""
+    c = Client(gh)
+    outcomes = set()
+    for _ in range(6):
+        user, cred = enrolled(c)
+        response = c.assertion(cred)
+        signed, removed = race(lambda: c.finalize_sign_in(response), lambda: c.delete(user, cred.id))
+        assert removed.status_code == 200, removed.text
+        assert c.passkeys(dict(user, idToken=removed.json()["idToken"])) == []
+        if signed.status_code == 200:
+            outcomes.add("signed in first")
+            error(refresh(gh, signed.json()["refreshToken"]), "TOKEN_EXPIRED")
+        else:
+            outcomes.add("refused")
+            assert signed.json()["error"]["message"].split(" ")[0] in {"PASSKEY_CREDENTIAL_NOT_FOUND", "INVALID_AUTHENTICATOR_RESPONSE"}
+        # Afterwards the passkey signs nobody in.
+        error(c.sign_in(cred), "PASSKEY_CREDENTIAL_NOT_FOUND")
