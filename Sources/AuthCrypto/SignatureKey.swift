@@ -45,6 +45,11 @@ public final class SignatureKey: @unchecked Sendable {
         return key
     }
 
+    init(handle: PKeyHandle, algorithm: Algorithm) {
+        self.handle = handle
+        self.algorithm = algorithm
+    }
+
     init?(spki der: [UInt8], algorithm: Algorithm) {
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buf in
             var p = buf.baseAddress

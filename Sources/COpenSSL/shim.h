@@ -13,6 +13,9 @@
 #include <openssl/param_build.h>
 #include <openssl/bio.h>
 #include <openssl/ec.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
+#include <string.h>
 
 /* Macros Swift cannot import. */
 static const int GH_EVP_PKEY_KEYPAIR = EVP_PKEY_KEYPAIR;
@@ -67,6 +70,40 @@ static inline int gh_rsa_verify_sha256(RSA *rsa, const unsigned char *digest, co
 }
 static inline void gh_rsa_free(RSA *rsa) { RSA_free(rsa); }
 #pragma clang diagnostic pop
+/* Passkey attestation (docs/passkeys.md "Attestation"): a leaf certificate checked against the
+   operator's roots with the statement's other certificates as untrusted intermediates; the stack
+   functions are macros Swift cannot import. 1 when the chain verifies. */
+static inline int gh_x509_verify_chain(X509_STORE *store, X509 *leaf, X509 **intermediates, int count) {
+    STACK_OF(X509) *untrusted = sk_X509_new_null();
+    if (untrusted == NULL) return 0;
+    for (int i = 0; i < count; i++) {
+        if (!sk_X509_push(untrusted, intermediates[i])) { sk_X509_free(untrusted); return 0; }
+    }
+    X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+    int ok = ctx != NULL && X509_STORE_CTX_init(ctx, store, leaf, untrusted) == 1 && X509_verify_cert(ctx) == 1;
+    X509_STORE_CTX_free(ctx);
+    sk_X509_free(untrusted);
+    ERR_clear_error();
+    return ok;
+}
+/* The contents of the extension `oid` (dotted) of a certificate: its length, 0 when absent, -1 when
+   it does not fit `cap` bytes. */
+static inline int gh_x509_extension(X509 *cert, const char *oid, unsigned char *out, int cap) {
+    ASN1_OBJECT *obj = OBJ_txt2obj(oid, 1);
+    if (obj == NULL) { ERR_clear_error(); return -1; }
+    int at = X509_get_ext_by_OBJ(cert, obj, -1);
+    ASN1_OBJECT_free(obj);
+    if (at < 0) return 0;
+    ASN1_OCTET_STRING *data = X509_EXTENSION_get_data(X509_get_ext(cert, at));
+    int n = ASN1_STRING_length(data);
+    if (n > cap) return -1;
+    memcpy(out, ASN1_STRING_get0_data(data), (size_t)n);
+    return n;
+}
+/* The subject's organizational unit (NUL-terminated in `out`): its length, or -1. */
+static inline int gh_x509_subject_ou(X509 *cert, char *out, int cap) {
+    return X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_organizationalUnitName, out, cap);
+}
 /* The kernel's CSPRNG; the Glibc module does not export <sys/random.h>. */
 #include <sys/random.h>
 static inline long gh_getrandom(void *buf, unsigned long len) { return (long)getrandom(buf, len, 0); }

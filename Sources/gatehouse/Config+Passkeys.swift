@@ -1,11 +1,13 @@
+import AuthCrypto
 import AuthEngine
 import JSONValue
 
 /// A project's passkeys: `passkeys: {enabled, rp_id, rp_name, origins, max_per_user,
-/// challenge_seconds, challenges_per_ip_per_5min, skip_second_factor}` (docs/passkeys.md).
+/// challenge_seconds, challenges_per_ip_per_5min, skip_second_factor, attestation_roots_file}`
+/// (docs/passkeys.md).
 extension Config {
     static let passkeyKeys: Set<String> = ["enabled", "rp_id", "rp_name", "origins", "max_per_user", "challenge_seconds",
-                                           "challenges_per_ip_per_5min", "skip_second_factor", "$comment"]
+                                           "challenges_per_ip_per_5min", "skip_second_factor", "attestation_roots_file", "$comment"]
 
     func applyPasskeys(project j: JSON, into p: inout ProjectSettings, prefix pfx: String, problems: inout [String]) {
         guard let k = j["passkeys"] else { return }
@@ -34,5 +36,14 @@ extension Config {
         int(k, "max_per_user", 1...100, &problems, prefix: q).map { p.passkeys.maxPerUser = $0 }
         int(k, "challenge_seconds", 1...600, &problems, prefix: q).map { p.passkeys.challengeSeconds = Int64($0) }
         int(k, "challenges_per_ip_per_5min", 1...10000, &problems, prefix: q).map { p.passkeys.challengesPerIPPer5Min = $0 }
+        if let path = str(k, "attestation_roots_file", &problems, prefix: q) {
+            // Only authenticators whose maker's roots are listed may enrol (docs/passkeys.md "Attestation").
+            do {
+                let bytes = try Config.readFile(path)
+                p.passkeys.attestationRoots = try AttestationRoots(pem: String(decoding: bytes, as: UTF8.self))
+            } catch {
+                problems.append("\(q)attestation_roots_file: cannot read certificates from \(path): \(error)")
+            }
+        }
     }
 }

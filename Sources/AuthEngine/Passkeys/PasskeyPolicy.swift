@@ -1,3 +1,5 @@
+public import AuthCrypto
+
 /// A project's passkeys (docs/passkeys.md): off unless enabled. The relying party is the
 /// project's web domain (`rp_id`; by default its SMS origin domain, `localhost` in dev mode, as
 /// an IP address cannot be one); assertions are accepted from the origins on that domain the
@@ -16,6 +18,10 @@ public struct PasskeyPolicy: Sendable, Equatable {
     /// A user with a phone or TOTP second factor who signs in with a passkey (always verified:
     /// the authenticator checked a PIN or a biometric) skips the second factor; false asks for it.
     public var skipSecondFactor = true
+    /// The roots attestation must chain to (`attestation_roots_file`): with them, only
+    /// authenticators whose maker vouches for them enrol (`direct` attestation, `packed` format);
+    /// nil takes every authenticator and trusts no attestation.
+    public var attestationRoots: AttestationRoots? = nil
     /// Challenges (sign-in and enrolment) one client may ask for in five minutes.
     public var challengesPerIPPer5Min = 60
     public init() {}

@@ -46,6 +46,8 @@ public struct Passkeys {
         public let timeoutMillis: Int64
         /// The user's passkeys (base64url ids), so an authenticator that has one makes no second.
         public let excludeCredentials: [String]
+        /// `none`, or `direct` when the project trusts attestation roots.
+        public let attestation: String
     }
 
     /// `credentialRequestOptions` (§5.5): what `navigator.credentials.get` is given (no
@@ -95,7 +97,8 @@ public struct Passkeys {
         return CreationOptions(rpID: project.passkeyRelyingPartyID, rpName: policy.rpName ?? project.passkeyRelyingPartyID,
                                userID: Array(account.localID.utf8), userName: name, userDisplayName: account.displayName ?? name,
                                challenge: challenge, timeoutMillis: policy.challengeSeconds * 1000,
-                               excludeCredentials: existing.map(\.credentialID))
+                               excludeCredentials: existing.map(\.credentialID),
+                               attestation: policy.attestationRoots == nil ? "none" : "direct")
     }
 
     public struct Enrolled: Sendable {
@@ -131,6 +134,7 @@ public struct Passkeys {
         let attestation = try WebAuthn.AttestationObject(attestationBytes)
         let data = attestation.authenticatorData
         try checkCommon(data)
+        if let roots = policy.attestationRoots { try attestation.verifyTrusted(roots: roots, clientDataHash: Digest.sha256(clientBytes)) }
         guard let credential = data.credential else { throw WebAuthn.refuse("no attested credential") }
         guard Base64URL.encode(credential.id) == credentialID else { throw WebAuthn.refuse("the attested credential id is not the response's") }
         let (_, algorithm) = try WebAuthn.COSEKey.signatureKey(credential.key)

@@ -105,7 +105,10 @@ enum WebAuthn {
     /// (docs/passkeys.md "Attestation").
     struct AttestationObject {
         let format: String
+        let statement: CBOR
         let authenticatorData: AuthenticatorData
+        /// The authenticator data's bytes, as signed.
+        let authenticatorDataBytes: [UInt8]
 
         init(_ bytes: [UInt8]) throws(AuthError) {
             guard !bytes.isEmpty, bytes.count <= WebAuthn.maxAttestationBytes else { throw WebAuthn.refuse("attestation object of \(bytes.count) bytes") }
@@ -118,7 +121,42 @@ enum WebAuthn {
             if format == "none", !statement.isEmpty { throw WebAuthn.refuse("a none attestation with a statement") }
             guard let data = object["authData"]?.bytesValue else { throw WebAuthn.refuse("attestation object has no authenticator data") }
             self.format = format
+            self.statement = .map(statement)
+            self.authenticatorDataBytes = data
             self.authenticatorData = try AuthenticatorData(data)
+        }
+
+        /// A `packed` attestation with a certificate chain (§8.2) that ends in one of `roots`: the
+        /// statement's signature over `authenticatorData ‖ clientDataHash` by the leaf, whose
+        /// certificate is an authenticator's (OU `Authenticator Attestation`, not a CA) and names
+        /// the attested AAGUID when it names one. Self attestation and other formats are refused.
+        func verifyTrusted(roots: AttestationRoots, clientDataHash: [UInt8]) throws(AuthError) {
+            guard format == "packed" else { throw WebAuthn.refuse("attestation format \(format) is not trusted (packed with a certificate is required)") }
+            guard let alg = statement["alg"]?.intValue, let sig = statement["sig"]?.bytesValue,
+                  case let .array(x5c)? = statement["x5c"], !x5c.isEmpty else {
+                throw WebAuthn.refuse("a packed attestation without a certificate (self attestation) is not trusted")
+            }
+            let chain = x5c.compactMap(\.bytesValue)
+            guard chain.count == x5c.count else { throw WebAuthn.refuse("x5c holds something other than certificates") }
+            let algorithm: SignatureKey.Algorithm
+            switch alg {
+            case COSEKey.es256: algorithm = .es256
+            case COSEKey.rs256: algorithm = .rs256
+            case COSEKey.eddsa: algorithm = .eddsa
+            default: throw WebAuthn.refuse("attestation algorithm \(alg) is not supported")
+            }
+            guard let leaf = roots.verifiedLeaf(chain, algorithm: algorithm) else {
+                throw WebAuthn.refuse("the attestation certificate does not chain to a trusted root")
+            }
+            guard leaf.organizationalUnit == "Authenticator Attestation", !leaf.isCA else {
+                throw WebAuthn.refuse("the attestation certificate is not an authenticator's")
+            }
+            if let aaguid = leaf.aaguid, aaguid != authenticatorData.credential?.aaguid {
+                throw WebAuthn.refuse("the attestation certificate names another AAGUID")
+            }
+            guard leaf.key.verify(signature: sig, message: authenticatorDataBytes + clientDataHash) else {
+                throw WebAuthn.refuse("the attestation signature does not verify")
+            }
         }
     }
 

@@ -72,7 +72,7 @@ enum PasskeysAPI {
              ("challenge", Base64URL.encodeStandard(o.challenge)),
              ("pubKeyCredParams", JSON.array(Passkeys.algorithms.map { JSON.obj(("type", "public-key"), ("alg", $0)) })),
              ("timeout", o.timeoutMillis),
-             ("attestation", "none"),
+             ("attestation", o.attestation),
              ("authenticatorSelection", JSON.obj(("residentKey", "required"), ("requireResidentKey", true), ("userVerification", "required"))),
              ("excludeCredentials", o.excludeCredentials.isEmpty ? nil
                 : JSON.array(o.excludeCredentials.map { JSON.obj(("type", "public-key"), ("id", standard($0))) })))
