@@ -9,7 +9,10 @@ import TextCoding
 /// - 403 when signed in but the location's requirement (`X-Gatehouse-Require-Users`,
 ///   `X-Gatehouse-Require-Claim`) is not met;
 /// - with `?require=mfa` (step-up, `nginx/protect-mfa.conf`), 401 with a `Location` to the
-///   second-factor page (or the account page's enrolment) when the session passed no second factor.
+///   second-factor page (or the account page's enrolment) when the session passed no second factor
+///   and was not signed in with a passkey;
+/// - with `?require=passkey` (`nginx/protect-passkey.conf`), 401 with a `Location` to the passkey
+///   sign-in page when the session was signed in another way (403 in a project without passkeys).
 /// Never sets a cookie. Costs one RS256 verification plus a session lookup cached per process.
 enum VerifyAPI {
     static let noStore = ("Cache-Control", "no-store")
@@ -36,7 +39,8 @@ enum VerifyAPI {
         // `?require=mfa` (protect-mfa.conf) or `?require=passkey` (protect-passkey.conf): plain
         // verifies have no query, so they read none. A passkey sign-in is verified (a PIN or a
         // biometric on the authenticator): it is multi-factor on its own.
-        if !ctx.request.rawQuery.isEmpty, ctx.request.query("require") == "passkey", identity.provider != Passkeys.provider {
+        let required = ctx.request.rawQuery.isEmpty ? nil : ctx.request.query("require")
+        if required == "passkey", identity.provider != Passkeys.provider {
             guard ctx.project.passkeys.enabled else {
                 ctx.app.services.telemetry.verification(result: "forbidden")
                 return Response(status: 403, headers: [noStore])
@@ -44,8 +48,7 @@ enum VerifyAPI {
             ctx.app.services.telemetry.verification(result: "passkey_required")
             return Response(status: 401, headers: [("Location", passkeyURL(ctx, continueURL: ctx.request.header("x-original-url"))), noStore])
         }
-        if !ctx.request.rawQuery.isEmpty, ctx.request.query("require") == "mfa", identity.secondFactor == nil,
-           identity.provider != Passkeys.provider {
+        if required == "mfa", identity.secondFactor == nil, identity.provider != Passkeys.provider {
             guard ctx.project.mfa.allowsPhone else {
                 ctx.app.services.telemetry.verification(result: "forbidden")
                 return Response(status: 403, headers: [noStore])
