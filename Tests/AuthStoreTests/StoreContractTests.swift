@@ -379,4 +379,175 @@ struct StoreContractTests {
             #expect(leased.flatMap { $0 }.count == 20)
         }
     }
+
+    // MARK: Passkeys
+
+    static func passkey(_ id: String, user: String = "u", project: String = "p", at: Millis = 1) -> PasskeyRecord {
+        PasskeyRecord(projectID: project, credentialID: id, localID: user, publicKey: [0xA5, 0x01, 0x02, 0x03, 0x26], algorithm: -7, signCount: 0,
+                      name: "Key \(id)", aaguid: [UInt8](repeating: 0, count: 16), backupEligible: true, backedUp: false, createdAt: at)
+    }
+
+    @Test("passkeys: insert, find, list oldest first, rename and delete the user's own, a credential id once per project (case counts)",
+          arguments: Backend.available)
+    func passkeys(backend: Backend) throws {
+        try with(backend) { _, s in
+            let a = Self.passkey("cred-a", at: 20)
+            #expect(try s.insertPasskey(a))
+            #expect(try s.passkey(project: "p", credentialID: "cred-a") == a)
+            // Every column round-trips: bytes with 0x00 and 0xFF, no name, a last use, the largest counter.
+            var b = Self.passkey("cred-b", at: 10)
+            b.publicKey = [0x00, 0xFF, 0x80, 0x00]
+            b.name = nil
+            b.aaguid = (0..<16).map { UInt8($0 * 17) }
+            b.algorithm = -257
+            b.backupEligible = false
+            b.backedUp = true
+            b.signCount = Int64(UInt32.max)
+            b.lastUsedAt = 11
+            #expect(try s.insertPasskey(b))
+            #expect(try s.passkey(project: "p", credentialID: "cred-b") == b)
+            #expect(try s.passkeys(project: "p", localID: "u") == [b, a])
+            #expect(try s.passkey(project: "p", credentialID: "none") == nil && s.passkeys(project: "p", localID: "nobody").isEmpty)
+
+            // The same id in the same project: refused, nothing written, whoever asks.
+            var taken = Self.passkey("cred-a", user: "v", at: 30)
+            #expect(try !s.insertPasskey(taken))
+            #expect(try !s.insertPasskey(a))
+            #expect(try s.passkey(project: "p", credentialID: "cred-a") == a && s.passkeys(project: "p", localID: "v").isEmpty)
+            // In another project it is another credential; an id differing in case is another id.
+            taken.projectID = "q"
+            #expect(try s.insertPasskey(taken))
+            #expect(try s.passkey(project: "q", credentialID: "cred-a")?.localID == "v")
+            #expect(try s.insertPasskey(Self.passkey("CRED-A", user: "w")))
+            #expect(try s.passkey(project: "p", credentialID: "CRED-A")?.localID == "w")
+
+            // Renamed only by its user.
+            #expect(try s.renamePasskey(project: "p", localID: "u", credentialID: "cred-a", name: "Laptop"))
+            #expect(try !s.renamePasskey(project: "p", localID: "v", credentialID: "cred-a", name: "Stolen"))
+            #expect(try !s.renamePasskey(project: "p", localID: "u", credentialID: "none", name: "x"))
+            #expect(try s.passkey(project: "p", credentialID: "cred-a")?.name == "Laptop")
+            #expect(try s.passkey(project: "q", credentialID: "cred-a")?.name == "Key cred-a")
+            #expect(try s.renamePasskey(project: "p", localID: "u", credentialID: "cred-a", name: nil))
+            #expect(try s.passkey(project: "p", credentialID: "cred-a")?.name == nil)
+
+            // Deleted only by its user, once; the other project's is untouched; the id may be registered again.
+            #expect(try !s.deletePasskey(project: "p", localID: "v", credentialID: "cred-a"))
+            #expect(try s.deletePasskey(project: "p", localID: "u", credentialID: "cred-a"))
+            #expect(try !s.deletePasskey(project: "p", localID: "u", credentialID: "cred-a"))
+            #expect(try s.passkeys(project: "p", localID: "u").map(\.credentialID) == ["cred-b"])
+            #expect(try s.passkey(project: "q", credentialID: "cred-a") != nil)
+            #expect(try s.insertPasskey(Self.passkey("cred-a", user: "v")))
+
+            // Deleting a user takes their passkeys; deleting a project's users takes the project's.
+            try s.deleteTokensAndSessions(project: "p", localID: "u")
+            #expect(try s.passkeys(project: "p", localID: "u").isEmpty && s.passkeys(project: "p", localID: "v").count == 1)
+            _ = try s.deleteAllAccounts(project: "q")
+            #expect(try s.passkey(project: "q", credentialID: "cred-a") == nil && s.passkey(project: "p", credentialID: "cred-a") != nil)
+        }
+    }
+
+    @Test("passkeys: a use is recorded only from the expected count (counter, backup state, last use), in its project only",
+          arguments: Backend.available)
+    func passkeyUse(backend: Backend) throws {
+        try with(backend) { _, s in
+            #expect(try s.insertPasskey(Self.passkey("cred")))
+            #expect(try s.insertPasskey(Self.passkey("cred", project: "q")))
+            #expect(try !s.recordPasskeyUse(project: "p", credentialID: "cred", expectedCount: 1, signCount: 2, backedUp: true, at: 50))
+            #expect(try s.passkey(project: "p", credentialID: "cred") == Self.passkey("cred"))
+            #expect(try s.recordPasskeyUse(project: "p", credentialID: "cred", expectedCount: 0, signCount: 5, backedUp: true, at: 50))
+            // The same expectation again is stale now.
+            #expect(try !s.recordPasskeyUse(project: "p", credentialID: "cred", expectedCount: 0, signCount: 6, backedUp: false, at: 60))
+            let used = try #require(try s.passkey(project: "p", credentialID: "cred"))
+            #expect(used.signCount == 5 && used.backedUp && used.lastUsedAt == 50)
+            #expect(try s.recordPasskeyUse(project: "p", credentialID: "cred", expectedCount: 5, signCount: 9, backedUp: false, at: 70))
+            #expect(try s.passkey(project: "p", credentialID: "cred").map { [$0.signCount, $0.lastUsedAt ?? -1] } == [9, 70])
+            #expect(try s.passkey(project: "p", credentialID: "cred")?.backedUp == false)
+            // The other project's credential of the same id is untouched; an authenticator without a counter stays at 0.
+            #expect(try s.passkey(project: "q", credentialID: "cred")?.lastUsedAt == nil)
+            #expect(try s.recordPasskeyUse(project: "q", credentialID: "cred", expectedCount: 0, signCount: 0, backedUp: false, at: 80))
+            #expect(try s.recordPasskeyUse(project: "q", credentialID: "cred", expectedCount: 0, signCount: 0, backedUp: false, at: 90))
+            #expect(try s.passkey(project: "q", credentialID: "cred").map { [$0.signCount, $0.lastUsedAt ?? -1] } == [0, 90])
+            #expect(try !s.recordPasskeyUse(project: "p", credentialID: "none", expectedCount: 0, signCount: 1, backedUp: false, at: 1))
+        }
+    }
+
+    @Test("passkey challenges: read by hash, consumed once, never at or after expiry, purged by expiry", arguments: Backend.available)
+    func passkeyChallenges(backend: Backend) throws {
+        try with(backend) { _, s in
+            let enrolment = PasskeyChallengeRecord(challengeHash: Self.hash(1), projectID: "p", localID: "u", createdAt: 100, expiresAt: 400)
+            let signIn = PasskeyChallengeRecord(challengeHash: Self.hash(2), projectID: "p", localID: nil, createdAt: 100, expiresAt: 400)
+            try s.insertPasskeyChallenge(enrolment)
+            try s.insertPasskeyChallenge(signIn)
+            #expect(try s.passkeyChallenge(hash: Self.hash(1)) == enrolment && s.passkeyChallenge(hash: Self.hash(2)) == signIn)
+            #expect(try s.passkeyChallenge(hash: Self.hash(3)) == nil)
+            #expect(throws: (any Error).self) { try s.insertPasskeyChallenge(signIn) }
+            // At its expiry and after: not consumed, and still unconsumed.
+            #expect(try !s.consumePasskeyChallenge(hash: Self.hash(2), now: 400))
+            #expect(try !s.consumePasskeyChallenge(hash: Self.hash(2), now: 401))
+            #expect(try s.passkeyChallenge(hash: Self.hash(2))?.consumedAt == nil)
+            // Before it: once.
+            #expect(try s.consumePasskeyChallenge(hash: Self.hash(1), now: 399))
+            #expect(try !s.consumePasskeyChallenge(hash: Self.hash(1), now: 399))
+            #expect(try s.passkeyChallenge(hash: Self.hash(1))?.consumedAt == 399)
+            #expect(try !s.consumePasskeyChallenge(hash: Self.hash(3), now: 1))
+            // Purged when expired before the cutoff, consumed or not; housekeeping's batches reach the same rows.
+            try s.insertPasskeyChallenge(PasskeyChallengeRecord(challengeHash: Self.hash(4), projectID: "p", localID: nil, createdAt: 100, expiresAt: 1000))
+            #expect(try s.purgePasskeyChallenges(before: 400) == 0)
+            #expect(try s.purgePasskeyChallenges(before: 401) == 2)
+            #expect(try s.passkeyChallenge(hash: Self.hash(1)) == nil && s.passkeyChallenge(hash: Self.hash(4)) != nil)
+            #expect(try s.purge(.passkeyChallenges, cutoff: 1001, limit: 10) == 1)
+            #expect(try s.passkeyChallenge(hash: Self.hash(4)) == nil)
+        }
+    }
+
+    @Test("revoking a user's passkey sign-ins: their refresh tokens and sessions, not other providers', users' or projects'",
+          arguments: Backend.available)
+    func passkeySignInRevocation(backend: Backend) throws {
+        try with(backend) { _, s in
+            let tokens: [(Int, String, String, String)] = [(1, "p", "u", "passkey"), (2, "p", "u", "password"), (3, "p", "v", "passkey"),
+                                                          (4, "q", "u", "passkey"), (5, "p", "u", "passkey")]
+            for (n, project, user, provider) in tokens {
+                try s.insertRefreshToken(RefreshTokenRecord(tokenHash: Self.hash(n), familyID: "f\(n)", projectID: project, localID: user,
+                                                            provider: provider, authTime: 1, createdAt: 1))
+            }
+            try s.revokeRefreshFamily("f5", project: "p", localID: "u", at: 5)
+            for (n, provider) in [(6, "passkey"), (7, "phone")] {
+                try s.insertSession(SessionRecord(sidHash: Self.hash(n), projectID: "p", localID: "u", provider: provider, createdAt: 1, lastSeenAt: 1,
+                                                  expiresAt: 100, idleTimeoutSeconds: 60))
+            }
+            #expect(try s.revokePasskeySignIns(project: "p", localID: "u", at: 9) == 2)
+            #expect(try s.refreshToken(hash: Self.hash(1))?.revokedAt == 9)
+            #expect(try s.refreshToken(hash: Self.hash(5))?.revokedAt == 5)
+            for n in [2, 3, 4] { #expect(try s.refreshToken(hash: Self.hash(n))?.revokedAt == nil, "token \(n)") }
+            #expect(try s.session(sidHash: Self.hash(6))?.revokedAt == 9 && s.session(sidHash: Self.hash(7))?.revokedAt == nil)
+            #expect(try s.revokePasskeySignIns(project: "p", localID: "u", at: 10) == 0)
+        }
+    }
+
+    @Test("races: two connections recording a use of one credential from the same count, one wins (ten rounds); of 8 consuming one challenge or inserting one credential id, one wins",
+          arguments: Backend.available)
+    func passkeyRaces(backend: Backend) throws {
+        try with(backend) { db, s in
+            #expect(try s.insertPasskey(Self.passkey("raced")))
+            for round in 0..<10 {
+                let expected = Int64(round)
+                let wins = try db.race(threads: 2) { s in
+                    try s.recordPasskeyUse(project: "p", credentialID: "raced", expectedCount: expected, signCount: expected + 1, backedUp: false,
+                                           at: Millis(round))
+                }
+                #expect(wins.filter { $0 }.count == 1, "round \(round): \(wins)")
+                #expect(try s.passkey(project: "p", credentialID: "raced")?.signCount == expected + 1)
+            }
+            try s.insertPasskeyChallenge(PasskeyChallengeRecord(challengeHash: Self.hash(1), projectID: "p", localID: nil, createdAt: 0, expiresAt: 1000))
+            let consumed = try db.race(threads: 8) { s in try s.consumePasskeyChallenge(hash: Self.hash(1), now: 1) }
+            #expect(consumed.filter { $0 }.count == 1)
+            let users = Locked(0)
+            let inserted = try db.race(threads: 8) { s -> Bool in
+                let user = users.withLock { n -> String in n += 1; return "user-\(n)" }
+                return try s.insertPasskey(Self.passkey("contested", user: user))
+            }
+            #expect(inserted.filter { $0 }.count == 1)
+            #expect(try s.passkey(project: "p", credentialID: "contested")?.localID.hasPrefix("user-") == true)
+        }
+    }
 }
