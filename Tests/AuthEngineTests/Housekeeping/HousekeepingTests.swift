@@ -88,7 +88,7 @@ struct HousekeepingTests {
         try w.store.insertAccount(Account(projectID: "p", localID: "u", createdAt: w.t0))
         w.clock.advance(millis: 100 * 86_400_000)
         let deleted = try w.housekeeping.run()
-        #expect(deleted.values.reduce(0, +) == 14)
+        #expect(deleted.values.reduce(0, +) == 15)
         #expect(try w.count("refresh_tokens") == 1)
         #expect(try w.count("outbox") == 1)
         #expect(try w.count("accounts") == 1)
