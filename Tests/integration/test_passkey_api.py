@@ -597,6 +597,21 @@ def test_a_passkey_then_the_second_factor_when_the_project_says_so(make_gatehous
     assert token["firebase"]["sign_in_provider"] == "passkey"
 
 
+def test_removing_the_passkey_ends_its_pending_second_factor(make_gatehouse):
+    """A first factor passed with a passkey, then the owner removes the passkey: the pending
+    credential it earned no longer completes with the second factor."""
+    g = make_gatehouse(config=config(skip_second_factor=False))
+    c = Client(g)
+    user = totp_user(g)
+    cred = c.enrol(user)
+    pending = c.sign_in(cred).json()["mfaPendingCredential"]
+    removed = c.delete(user, cred.id)
+    assert removed.status_code == 200, removed.text
+    r = mfa(g, "mfaSignIn:finalize", {"mfaPendingCredential": pending, "mfaEnrollmentId": user["enrollmentId"],
+                                      "totpVerificationInfo": {"verificationCode": user["totp"].at(time.time() + 30)}})
+    error(r, "INVALID_MFA_PENDING_CREDENTIAL")
+
+
 # --- two relying parties agree ---------------------------------------------------------------------------
 
 def test_the_software_authenticator_agrees_with_the_webauthn_library():

@@ -63,6 +63,11 @@ extension SQLStore: PasskeyStore {
                 UPDATE sessions SET revoked_at = ?
                 WHERE project_id = ? AND local_id = ? AND provider = 'passkey' AND revoked_at IS NULL
                 """, [at, project, localID])
+            // A first factor passed with a passkey no longer leads to a second one either.
+            try db.run("""
+                UPDATE mfa_pending SET consumed_at = ?
+                WHERE project_id = ? AND local_id = ? AND first_factor = 'passkey' AND consumed_at IS NULL
+                """, [at, project, localID])
             return tokens + sessions
         }
     }
