@@ -416,7 +416,10 @@ struct PasskeyFlowTests {
         #expect(try f.audit(account.localID).filter { $0.event == .passkeySignIn }.isEmpty)
         // The pending credential names the passkey as the first factor.
         let pending = try #require(try f.store.mfaPending(hash: PhoneMFA.hash(pendingCredential: challenge.pendingCredential)))
-        #expect(pending.firstFactor == "passkey" && pending.localID == account.localID)
+        #expect(pending.firstFactor == "passkey" && pending.localID == account.localID && pending.consumedAt == nil)
+        // Removing the passkey ends the second factor it was leading to.
+        _ = try f.passkeys.remove(account: account, proof: f.proof(factor: F.phoneFactor), credentialIDs: [key.id], remoteAddress: F.ip)
+        #expect(try f.store.mfaPending(hash: PhoneMFA.hash(pendingCredential: challenge.pendingCredential))?.consumedAt == f.clock.now())
 
         let (bob, _) = try f.user("bob@example.com")
         let bobs = try SoftAuthenticator.es256(id: 60)
@@ -497,6 +500,11 @@ struct PasskeyFlowTests {
         let byPasskey = try f.tokens(of: try f.signIn(key))
         let bySpare = try f.tokens(of: try f.signIn(spare))
         let byPassword = try SignInTokens(tokens: f.tokens, store: f.store, random: f.random).issue(for: try f.account(account.localID), provider: "password")
+        // A passkey sign-in's refresh token once refreshed, and a session cookie made from a passkey ID token.
+        let refreshed = try f.refresh.refresh(grantType: "refresh_token", refreshToken: bySpare.refreshToken, project: f.project.id, graceSeconds: 10)
+        let sessions = Sessions(store: f.store, tokens: f.tokens, random: f.random)
+        let cookie = try sessions.createSessionCookie(idToken: byPasskey.idToken, validDuration: nil, project: f.project.id)
+        #expect(try sessions.authorize(cookie: cookie, project: f.project.id, cache: nil).identity?.uid == account.localID)
 
         #expect(wireError { _ = try f.passkeys.remove(account: account, proof: f.proof(), credentialIDs: [key.id, "unknown"], remoteAddress: F.ip) }
                 == "PASSKEY_ENROLLMENT_NOT_FOUND")
@@ -507,11 +515,16 @@ struct PasskeyFlowTests {
         #expect(try f.passkeys.list(localID: account.localID).map(\.credentialID) == [spare.id])
         #expect(f.refreshes(byPasskey.refreshToken) == "TOKEN_EXPIRED")
         #expect(f.refreshes(bySpare.refreshToken) == "TOKEN_EXPIRED")
+        #expect(f.refreshes(refreshed.refreshToken) == "TOKEN_EXPIRED")
+        guard case .signedOut = try sessions.authorize(cookie: cookie, project: f.project.id, cache: nil) else {
+            Issue.record("the passkey session outlived the passkey"); return
+        }
         #expect(f.refreshes(enrolmentTokens.refreshToken) == nil)
         #expect(f.refreshes(byPassword.refreshToken) == nil)
         let events = try f.audit(account.localID)
         #expect(events.contains { $0.event == .passkeyRemove && $0.detail == key.id })
-        #expect(events.contains { $0.event == .revoke && $0.detail == "passkey removed: passkey sign-ins=2" })
+        // Both passkeys' sign-ins: three refresh tokens (one refreshed: it and its successor) and the session.
+        #expect(events.contains { $0.event == .revoke && $0.detail == "passkey removed: passkey sign-ins=4" })
         // The removed passkey no longer signs in; the spare does.
         #expect(wireError { try f.signIn(key) } == "PASSKEY_CREDENTIAL_NOT_FOUND")
         _ = try f.tokens(of: try f.signIn(spare))
