@@ -500,7 +500,7 @@ struct StoreContractTests {
         }
     }
 
-    @Test("revoking a user's passkey sign-ins: their refresh tokens and sessions, not other providers', users' or projects'",
+    @Test("revoking a user's passkey sign-ins: their refresh tokens, sessions and pending second factors, not other providers', users' or projects'",
           arguments: Backend.available)
     func passkeySignInRevocation(backend: Backend) throws {
         try with(backend) { _, s in
@@ -515,7 +515,13 @@ struct StoreContractTests {
                 try s.insertSession(SessionRecord(sidHash: Self.hash(n), projectID: "p", localID: "u", provider: provider, createdAt: 1, lastSeenAt: 1,
                                                   expiresAt: 100, idleTimeoutSeconds: 60))
             }
+            for (n, firstFactor, user) in [(8, "passkey", "u"), (9, "password", "u"), (10, "passkey", "v")] {
+                try s.insertMFAPending(MFAPendingRecord(credentialHash: Self.hash(n), projectID: "p", localID: user, firstFactor: firstFactor,
+                                                        authTime: 1, createdAt: 1, expiresAt: 100))
+            }
             #expect(try s.revokePasskeySignIns(project: "p", localID: "u", at: 9) == 2)
+            #expect(try s.mfaPending(hash: Self.hash(8))?.consumedAt == 9)
+            #expect(try s.mfaPending(hash: Self.hash(9))?.consumedAt == nil && s.mfaPending(hash: Self.hash(10))?.consumedAt == nil)
             #expect(try s.refreshToken(hash: Self.hash(1))?.revokedAt == 9)
             #expect(try s.refreshToken(hash: Self.hash(5))?.revokedAt == 5)
             for n in [2, 3, 4] { #expect(try s.refreshToken(hash: Self.hash(n))?.revokedAt == nil, "token \(n)") }
