@@ -136,6 +136,9 @@ enum RouteTable {
         page("POST", "/__/auth/account/mfa/remove", [], AccountPage.removeFactor, flow: .init("mfa", "withdraw"))
         page("POST", "/__/auth/mfa/totp", [], MFAPage.verifyTOTP, flow: .init("mfa", "complete"))
         page("POST", "/__/auth/account/totp/verify", [], AccountPage.finishTOTPEnrolment, flow: .init("mfa", "enrol_complete"))
+        page("GET", "/__/auth/passkey", [], PasskeyPage.show)
+        page("POST", "/__/auth/passkey/options", [], PasskeyPage.options, flow: .init("passkey", "start"))
+        page("POST", "/__/auth/passkey", [], PasskeyPage.signIn, flow: .init("passkey", "complete"))
 
         return r
     }

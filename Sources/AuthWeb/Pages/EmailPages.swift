@@ -75,6 +75,11 @@ enum EmailPages {
             "hint": .string(fill(ctx.strings["email.page.email_hint"], ["minutes": minutes])),
         ]
         if let error { values["error"] = .string(error) }
+        if ctx.project.passkeys.enabled {
+            // The address field offers the browser's passkeys too (conditional mediation, `passkey.js`).
+            values["passkeyForm"] = .object(try PasskeyPage.formValues(ctx, continueURL: ContinueURL.safe(continueURL, project: ctx.project),
+                                                                       conditional: true, response: &response))
+        }
         response.body = ctx.app.templates.renderBytes("pages/email", ctx: ctx, values: values)
         return response
     }

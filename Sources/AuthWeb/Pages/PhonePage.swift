@@ -13,12 +13,15 @@ enum PhonePage {
     /// The reentrancy key of codes requested from the hosted page.
     static let appID = "web"
 
-    /// A small chooser: phone or email, carrying `continueUrl` along.
+    /// A small chooser: phone or email (and a passkey, when the project has them), carrying
+    /// `continueUrl` along.
     static func chooser(_ ctx: inout Context) throws -> Response {
         let q = continueQuery(ctx.request.query("continueUrl"))
-        return .html(ctx.app.templates.render("pages/signin", ctx: ctx, values: [
-            "phoneHref": .string("/__/auth/phone" + q), "emailHref": .string("/__/auth/email" + q),
-        ]))
+        var values: [String: TemplateValue] = ["phoneHref": .string("/__/auth/phone" + q), "emailHref": .string("/__/auth/email" + q)]
+        if ctx.project.passkeys.enabled {
+            values["passkeyHref"] = .string("/__/auth/passkey" + continueQuery(ContinueURL.safe(ctx.request.query("continueUrl"), project: ctx.project)))
+        }
+        return .html(ctx.app.templates.render("pages/signin", ctx: ctx, values: values))
     }
 
     /// Step 1: country and number.
