@@ -139,6 +139,11 @@ enum RouteTable {
         page("GET", "/__/auth/passkey", [], PasskeyPage.show)
         page("POST", "/__/auth/passkey/options", [], PasskeyPage.options, flow: .init("passkey", "start"))
         page("POST", "/__/auth/passkey", [], PasskeyPage.signIn, flow: .init("passkey", "complete"))
+        page("POST", "/__/auth/account/passkey", [], AccountPage.startPasskeyEnrolment, flow: .init("passkey", "enrol_start"))
+        page("POST", "/__/auth/account/passkey/verify", [], AccountPage.finishPasskeyEnrolment, flow: .init("passkey", "enrol_complete"))
+        page("POST", "/__/auth/account/passkey/rename", [], AccountPage.renamePasskey, flow: .init("passkey", "rename"))
+        page("POST", "/__/auth/account/passkey/remove", [], AccountPage.removePasskey, flow: .init("passkey", "remove"))
+        page("POST", "/__/auth/account/passkey/offer", [], AccountPage.dismissPasskeyOffer)
 
         return r
     }

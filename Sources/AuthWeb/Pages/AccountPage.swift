@@ -9,11 +9,15 @@ import Glibc
 /// `GET /__/auth/account`: who you are, how you signed in, your second factors, and a sign-out
 /// button. `POST /__/auth/signout` (CSRF-checked): revokes the server-side session, deletes the
 /// cookie, and redirects to a safe `continueUrl` or back to the account page. The second factors'
-/// forms are in `AccountPage+MFA.swift` (a phone) and `AccountPage+TOTP.swift` (an authenticator app).
+/// forms are in `AccountPage+MFA.swift` (a phone) and `AccountPage+TOTP.swift` (an authenticator app),
+/// the passkeys' in `AccountPage+Passkeys.swift`.
 enum AccountPage {
     static let csrfPurpose = "signout"
 
-    static func show(_ ctx: inout Context) throws -> Response {
+    static func show(_ ctx: inout Context) throws -> Response { try page(ctx) }
+
+    /// The page; `passkeyError` when a passkey change just failed (`AccountPage+Passkeys.swift`).
+    static func page(_ ctx: Context, passkeyError: String? = nil, status: Int = 200) throws -> Response {
         var response = Response()
         let strings = ctx.app.templates.locales.strings(for: ctx.locale)
         let back = ContinueURL.safe(ctx.request.query("continueUrl"), project: ctx.project)
@@ -50,11 +54,16 @@ enum AccountPage {
                 }
                 values["mfa"] = try factorValues(ctx, id, continueURL: back, response: &response)
             }
+            if ctx.project.passkeys.enabled {
+                let passkeys = try passkeyValues(ctx, id, error: passkeyError, response: &response)
+                values["passkeys"] = passkeys.section
+                if let offer = passkeys.offer { values["passkeyOffer"] = offer }
+            }
         } else if let enrol = ctx.request.query("enrol"), enrol == "1" || (enrol == "totp" && ctx.project.totp.enabled) {
             // Asked to enrol (nginx step-up) but not signed in: sign in, then back here.
             values["signInHref"] = .string(signInAgainHref(ctx, continueURL: back, kind: enrol == "1" ? .phone : .totp))
         }
-        response.status = 200
+        response.status = status
         response.headers.insert(("Content-Type", "text/html; charset=utf-8"), at: 0)
         response.body = ctx.app.templates.renderBytes("pages/account", ctx: ctx, values: values)
         return response
