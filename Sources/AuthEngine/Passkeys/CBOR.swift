@@ -51,6 +51,16 @@ public indirect enum CBOR: Sendable, Equatable {
     public subscript(text: String) -> CBOR? { self[.text(text)] }
     public subscript(int: Int64) -> CBOR? { self[.int(int)] }
 
+    /// Keys compare as RFC 8949 does: integers by value, text by its bytes (Swift's `==` on
+    /// strings would take two canonically equivalent spellings for one key).
+    static func sameKey(_ a: CBOR, _ b: CBOR) -> Bool {
+        switch (a, b) {
+        case let (.int(x), .int(y)): return x == y
+        case let (.text(x), .text(y)): return x.utf8.elementsEqual(y.utf8)
+        default: return false
+        }
+    }
+
     public var bytesValue: [UInt8]? { if case let .bytes(b) = self { return b }; return nil }
     public var textValue: String? { if case let .text(t) = self { return t }; return nil }
     public var intValue: Int64? { if case let .int(i) = self { return i }; return nil }
@@ -132,7 +142,7 @@ public indirect enum CBOR: Sendable, Equatable {
                     case .int, .text: break
                     default: throw Malformed(offset: at, reason: "a map key that is not an integer or text")
                     }
-                    guard !pairs.contains(where: { $0.key == key }) else { throw Malformed(offset: at, reason: "a repeated map key") }
+                    guard !pairs.contains(where: { CBOR.sameKey($0.key, key) }) else { throw Malformed(offset: at, reason: "a repeated map key") }
                     pairs.append(Pair(key: key, value: try item(depth: depth + 1)))
                 }
                 return .map(pairs)

@@ -234,10 +234,11 @@ public enum PasskeyOrigins {
         guard !rest.isEmpty, !rest.contains("/"), !rest.contains("@"), !rest.contains("?"), !rest.contains("#") else { return nil }
         if let colon = rest.lastIndex(of: ":") {
             let port = rest[rest.index(after: colon)...]
-            guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(port), n <= 65535 else { return nil }
             rest = rest[..<colon]
         }
-        guard !rest.isEmpty, rest.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }) else { return nil }
+        guard !rest.isEmpty, rest.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }),
+              !rest.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else { return nil }
         return (scheme, String(rest))
     }
 }

@@ -175,6 +175,8 @@ struct CBORTests {
         #expect(try CBOR.decode(hex("a2 01 00 6131 00")) == Self.map([(.int(1), .int(0)), (.text("1"), .int(0))]))
         // -1 and 0 and 1 are three keys.
         _ = try CBOR.decode(hex("a3 20 00 00 00 01 00"))
+        // Text keys compare by their bytes: "é" precomposed and "e" + U+0301 are two keys.
+        _ = try CBOR.decode(hex("a2 62c3a9 01 6365cc81 02"))
     }
 
     @Test("a map key that is not an integer or text is refused: bytes, false, true, null, an array, a map")

@@ -336,7 +336,8 @@ struct WebAuthnTests {
             #expect(PasskeyOrigins.allows(allowed, project: dev), "\(allowed)")
         }
         for refused in ["https://localhost.evil.example", "http://localhost.evil.example", "http://localhostx", "http://127.0.0.1",
-                        "http://[::1]", "ws://localhost", "http://evillocalhost"] {
+                        "http://[::1]", "ws://localhost", "http://evillocalhost", "http://localhost:99999", "https://.localhost",
+                        "https://a..localhost"] {
             #expect(!PasskeyOrigins.allows(refused, project: dev), "\(refused)")
         }
         // http on a real domain, authorized or not, dev mode or not.
