@@ -6,8 +6,8 @@
  * is conditional (mediation: 'conditional'): the browser offers its passkeys in the address
  * field's autofill, and choosing one signs in.
  *
- * Enrolment (the account page): a form with data-passkey-register posts its fields to its action
- * for the creation options ({publicKey}, or {redirect} to sign in again, or {error}), calls
+ * Enrolment (the account page): a form with data-passkey-register posts its fields (and the CSRF
+ * token of its data-csrf) to its action for the creation options ({publicKey}, or {redirect} to sign in again, or {error}), calls
  * navigator.credentials.create, and posts the attestation as #passkey-verify-form.
  *
  * Elements marked data-passkey-only are shown, and data-passkey-unsupported hidden, only where the
@@ -210,6 +210,8 @@
     hideError(form);
     setBusy(button, true);
     var fields = new URLSearchParams(new FormData(form));
+    /* The options are asked for by this script only: the form's token is in data-csrf. */
+    if (form.getAttribute('data-csrf')) { fields.set('csrf', form.getAttribute('data-csrf')); }
     var name = fields.get('name') || '';
     var redirected = false;
     post(form.getAttribute('action'), fields).then(function (r) {
