@@ -500,36 +500,6 @@ struct StoreContractTests {
         }
     }
 
-    @Test("revoking a user's passkey sign-ins: their refresh tokens, sessions and pending second factors, not other providers', users' or projects'",
-          arguments: Backend.available)
-    func passkeySignInRevocation(backend: Backend) throws {
-        try with(backend) { _, s in
-            let tokens: [(Int, String, String, String)] = [(1, "p", "u", "passkey"), (2, "p", "u", "password"), (3, "p", "v", "passkey"),
-                                                          (4, "q", "u", "passkey"), (5, "p", "u", "passkey")]
-            for (n, project, user, provider) in tokens {
-                try s.insertRefreshToken(RefreshTokenRecord(tokenHash: Self.hash(n), familyID: "f\(n)", projectID: project, localID: user,
-                                                            provider: provider, authTime: 1, createdAt: 1))
-            }
-            try s.revokeRefreshFamily("f5", project: "p", localID: "u", at: 5)
-            for (n, provider) in [(6, "passkey"), (7, "phone")] {
-                try s.insertSession(SessionRecord(sidHash: Self.hash(n), projectID: "p", localID: "u", provider: provider, createdAt: 1, lastSeenAt: 1,
-                                                  expiresAt: 100, idleTimeoutSeconds: 60))
-            }
-            for (n, firstFactor, user) in [(8, "passkey", "u"), (9, "password", "u"), (10, "passkey", "v")] {
-                try s.insertMFAPending(MFAPendingRecord(credentialHash: Self.hash(n), projectID: "p", localID: user, firstFactor: firstFactor,
-                                                        authTime: 1, createdAt: 1, expiresAt: 100))
-            }
-            #expect(try s.revokePasskeySignIns(project: "p", localID: "u", at: 9) == 2)
-            #expect(try s.mfaPending(hash: Self.hash(8))?.consumedAt == 9)
-            #expect(try s.mfaPending(hash: Self.hash(9))?.consumedAt == nil && s.mfaPending(hash: Self.hash(10))?.consumedAt == nil)
-            #expect(try s.refreshToken(hash: Self.hash(1))?.revokedAt == 9)
-            #expect(try s.refreshToken(hash: Self.hash(5))?.revokedAt == 5)
-            for n in [2, 3, 4] { #expect(try s.refreshToken(hash: Self.hash(n))?.revokedAt == nil, "token \(n)") }
-            #expect(try s.session(sidHash: Self.hash(6))?.revokedAt == 9 && s.session(sidHash: Self.hash(7))?.revokedAt == nil)
-            #expect(try s.revokePasskeySignIns(project: "p", localID: "u", at: 10) == 0)
-        }
-    }
-
     @Test("races: two connections recording a use of one credential from the same count, one wins (ten rounds); of 8 consuming one challenge or inserting one credential id, one wins",
           arguments: Backend.available)
     func passkeyRaces(backend: Backend) throws {

@@ -67,6 +67,10 @@ struct WebTests {
         ("POST", "/identitytoolkit.googleapis.com/v2/accounts/mfaEnrollment:withdraw", [.cors, .apiKey, .json], .api),
         ("POST", "/identitytoolkit.googleapis.com/v2/accounts/mfaSignIn:start", [.cors, .apiKey, .json], .api),
         ("POST", "/identitytoolkit.googleapis.com/v2/accounts/mfaSignIn:finalize", [.cors, .apiKey, .json], .api),
+        ("POST", "/identitytoolkit.googleapis.com/v2/accounts/passkeyEnrollment:start", [.cors, .apiKey, .json], .api),
+        ("POST", "/identitytoolkit.googleapis.com/v2/accounts/passkeyEnrollment:finalize", [.cors, .apiKey, .json], .api),
+        ("POST", "/identitytoolkit.googleapis.com/v2/accounts/passkeySignIn:start", [.cors, .apiKey, .json], .api),
+        ("POST", "/identitytoolkit.googleapis.com/v2/accounts/passkeySignIn:finalize", [.cors, .apiKey, .json], .api),
         ("GET", "/__/auth/challenge", [.cors], .api),
         ("POST", "/__/auth/challenge", [.cors, .json], .api),
         ("GET", "/identitytoolkit.googleapis.com/v1/recaptchaParams", [.cors, .apiKey], .api),
@@ -135,6 +139,14 @@ struct WebTests {
         ("POST", "/__/auth/account/mfa/remove", [], .page),
         ("POST", "/__/auth/mfa/totp", [], .page),
         ("POST", "/__/auth/account/totp/verify", [], .page),
+        ("GET", "/__/auth/passkey", [], .page),
+        ("POST", "/__/auth/passkey/options", [], .page),
+        ("POST", "/__/auth/passkey", [], .page),
+        ("POST", "/__/auth/account/passkey", [], .page),
+        ("POST", "/__/auth/account/passkey/verify", [], .page),
+        ("POST", "/__/auth/account/passkey/rename", [], .page),
+        ("POST", "/__/auth/account/passkey/remove", [], .page),
+        ("POST", "/__/auth/account/passkey/offer", [], .page),
     ]
 
     @Test("the route table is exactly the documented one, each pattern once per method")

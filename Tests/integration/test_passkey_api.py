@@ -772,3 +772,25 @@ def test_a_sign_in_racing_the_removal_of_its_passkey_leaves_nothing_working(gh):
             assert signed.json()["error"]["message"].split(" ")[0] in {"PASSKEY_CREDENTIAL_NOT_FOUND", "INVALID_AUTHENTICATOR_RESPONSE"}
         # Afterwards the passkey signs nobody in.
         error(c.sign_in(cred), "PASSKEY_CREDENTIAL_NOT_FOUND")
+
+
+def test_a_passkey_sign_in_stands_for_the_second_factor_until_the_passkey_goes(gh):
+    """A TOTP user signed in with a passkey (user verified: multi-factor on its own) may change
+    how they sign in, as after passing TOTP; once the passkey is removed, nothing issued before
+    works: not its refresh token, not its ID token (validSince), as after a factor's removal."""
+    c = Client(gh)
+    user = totp_user(gh)
+    cred = c.enrol(user)
+    signed = c.signed_in(cred, user)
+    by_passkey = dict(user, idToken=signed["idToken"], refreshToken=signed["refreshToken"])
+    c.enrol(by_passkey)                      # a second passkey, with the passkey sign-in as proof
+    time.sleep(1.1)                          # validSince is in seconds: the removal a second later
+    removed = c.delete(user, cred.id)
+    assert removed.status_code == 200, removed.text
+    fresh = removed.json()
+    assert fresh["idToken"] and fresh["refreshToken"]
+    error(refresh(gh, signed["refreshToken"]), "TOKEN_EXPIRED")
+    error(c.v1("lookup", {"idToken": signed["idToken"]}), "TOKEN_EXPIRED")
+    error(c.call("passkeyEnrollment:start", {"idToken": signed["idToken"]}), "TOKEN_EXPIRED")
+    # The caller goes on in the tokens the removal answered.
+    assert len(c.passkeys(dict(user, idToken=fresh["idToken"]))) == 1

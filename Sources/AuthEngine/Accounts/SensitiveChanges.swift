@@ -30,6 +30,8 @@ public enum SensitiveChange {
     /// The default window of a recent sign-in (Firebase's is five minutes too).
     public static let defaultRecentSeconds: Int64 = 300
     public static let tooOldDetail = "Sign in again to make this change."
+    /// `Passkeys.provider`.
+    static let passkeyProvider = "passkey"
     public static let secondFactorDetail = "Sign in again with your second factor to make this change."
 
     /// Throws `CREDENTIAL_TOO_OLD_LOGIN_AGAIN` (clients: `auth/requires-recent-login`, which
@@ -41,7 +43,9 @@ public enum SensitiveChange {
         if now / 1000 - proof.authTime > recentSeconds {
             throw AuthError(.credentialTooOld, tooOldDetail)
         }
-        if !account.mfaEnrollments.isEmpty {
+        // A passkey sign-in is verified by the authenticator (a PIN or a biometric): multi-factor
+        // on its own, so it stands for the second factor, as it does at `?require=mfa`.
+        if !account.mfaEnrollments.isEmpty, proof.firstFactor != SensitiveChange.passkeyProvider {
             guard let factor = proof.secondFactor, account.mfaEnrollments.contains(where: { $0.enrollmentID == factor.identifier }) else {
                 throw AuthError(.credentialTooOld, secondFactorDetail)
             }

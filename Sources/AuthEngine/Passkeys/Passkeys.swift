@@ -266,14 +266,16 @@ public struct Passkeys {
 
     public func list(localID: String) throws -> [PasskeyRecord] { try store.passkeys(project: project.id, localID: localID) }
 
-    /// Removes passkeys of `account` (a recent sign-in with its second factor, as every change of
-    /// how one signs in); the sign-ins a passkey of the user made end with them. Unknown ids →
-    /// `PASSKEY_ENROLLMENT_NOT_FOUND` and nothing removed.
+    /// Removes passkeys of `account` (a recent sign-in with its second factor, or a passkey's, as
+    /// every change of how one signs in). A passkey stands for a second factor, so its removal is
+    /// a factor's: every refresh family, session and pending second factor of the user ends, and
+    /// every ID token issued before this second (`Revocation.revokeAll`); the caller goes on in new
+    /// tokens or a new session. Unknown ids → `PASSKEY_ENROLLMENT_NOT_FOUND` and nothing removed.
     public func remove(account: Account, proof: SignInProof, credentialIDs: [String], remoteAddress: String) throws -> Account {
         guard !credentialIDs.isEmpty else { return account }
         return try store.transaction {
             let now = clock.now()
-            guard let fresh = try store.account(project: project.id, localID: account.localID) else { throw AuthError(.userNotFound) }
+            guard var fresh = try store.account(project: project.id, localID: account.localID) else { throw AuthError(.userNotFound) }
             try SensitiveChange.check(fresh, proof: proof, now: now, recentSeconds: project.session.recentSignInSeconds)
             for id in credentialIDs {
                 guard id.utf8.count <= 2048, try store.deletePasskey(project: project.id, localID: fresh.localID, credentialID: id) else {
@@ -282,11 +284,10 @@ public struct Passkeys {
                 try store.audit(AuditEvent(projectID: project.id, event: .passkeyRemove, localID: fresh.localID, remoteAddress: remoteAddress,
                                            detail: id), at: now)
             }
-            let ended = try store.revokePasskeySignIns(project: project.id, localID: fresh.localID, at: now)
-            if ended > 0 {
-                try store.audit(AuditEvent(projectID: project.id, event: .revoke, localID: fresh.localID, remoteAddress: remoteAddress,
-                                           detail: "passkey removed: passkey sign-ins=\(ended)"), at: now)
-            }
+            let ended = try Revocation.revokeAll(&fresh, store: store, now: now)
+            try store.updateAccount(fresh)
+            try store.audit(AuditEvent(projectID: project.id, event: .revoke, localID: fresh.localID, remoteAddress: remoteAddress,
+                                       detail: "passkey removed: refreshTokens=\(ended.tokens) sessions=\(ended.sessions)"), at: now)
             return fresh
         }
     }

@@ -66,9 +66,4 @@ public protocol PasskeyStore: Transactional {
     func renamePasskey(project: String, localID: String, credentialID: String, name: String?) throws -> Bool
     /// True when the user had it.
     func deletePasskey(project: String, localID: String, credentialID: String) throws -> Bool
-    /// Revokes the refresh tokens and browser sessions a passkey sign-in of the user started, and
-    /// its pending second factors (a passkey removed ends what it signed in); returns how many
-    /// tokens and sessions.
-    @discardableResult
-    func revokePasskeySignIns(project: String, localID: String, at: Millis) throws -> Int
 }

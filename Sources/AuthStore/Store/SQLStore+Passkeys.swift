@@ -51,24 +51,4 @@ extension SQLStore: PasskeyStore {
     public func deletePasskey(project: String, localID: String, credentialID: String) throws -> Bool {
         try db.run("DELETE FROM passkeys WHERE project_id = ? AND credential_id = ? AND local_id = ?", [project, credentialID, localID]) > 0
     }
-
-    @discardableResult
-    public func revokePasskeySignIns(project: String, localID: String, at: Millis) throws -> Int {
-        try transaction {
-            let tokens = try db.run("""
-                UPDATE refresh_tokens SET revoked_at = ?
-                WHERE project_id = ? AND local_id = ? AND provider = 'passkey' AND revoked_at IS NULL
-                """, [at, project, localID])
-            let sessions = try db.run("""
-                UPDATE sessions SET revoked_at = ?
-                WHERE project_id = ? AND local_id = ? AND provider = 'passkey' AND revoked_at IS NULL
-                """, [at, project, localID])
-            // A first factor passed with a passkey no longer leads to a second one either.
-            try db.run("""
-                UPDATE mfa_pending SET consumed_at = ?
-                WHERE project_id = ? AND local_id = ? AND first_factor = 'passkey' AND consumed_at IS NULL
-                """, [at, project, localID])
-            return tokens + sessions
-        }
-    }
 }

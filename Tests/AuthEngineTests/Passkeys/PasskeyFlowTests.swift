@@ -489,7 +489,7 @@ struct PasskeyFlowTests {
 
     // MARK: Removal
 
-    @Test("removing a passkey revokes the refresh tokens of passkey sign-ins, not the user's others; unknown ids remove nothing")
+    @Test("removing a passkey ends every credential of the user, as a factor's removal does; unknown ids remove nothing")
     func removal() throws {
         let f = try F()
         let (account, _) = try f.user()
@@ -519,12 +519,14 @@ struct PasskeyFlowTests {
         guard case .signedOut = try sessions.authorize(cookie: cookie, project: f.project.id, cache: nil) else {
             Issue.record("the passkey session outlived the passkey"); return
         }
-        #expect(f.refreshes(enrolmentTokens.refreshToken) == nil)
-        #expect(f.refreshes(byPassword.refreshToken) == nil)
+        // A passkey stands for a second factor: its removal ends every credential of the user, as a factor's does.
+        #expect(f.refreshes(enrolmentTokens.refreshToken) == "TOKEN_EXPIRED")
+        #expect(f.refreshes(byPassword.refreshToken) == "TOKEN_EXPIRED")
+        #expect(try f.account(account.localID).validSince == f.clock.nowSeconds)
         let events = try f.audit(account.localID)
         #expect(events.contains { $0.event == .passkeyRemove && $0.detail == key.id })
-        // Both passkeys' sign-ins: three refresh tokens (one refreshed: it and its successor) and the session.
-        #expect(events.contains { $0.event == .revoke && $0.detail == "passkey removed: passkey sign-ins=4" })
+        // Six refresh tokens (two enrolments', two passkey sign-ins' (one refreshed) and its successor, the password's) and the session.
+        #expect(events.contains { $0.event == .revoke && $0.detail == "passkey removed: refreshTokens=6 sessions=1" })
         // The removed passkey no longer signs in; the spare does.
         #expect(wireError { try f.signIn(key) } == "PASSKEY_CREDENTIAL_NOT_FOUND")
         _ = try f.tokens(of: try f.signIn(spare))
