@@ -239,11 +239,11 @@ def small_disk(tmp_path):
 def fill(directory):
     """Fills the file system with a ballast file until it refuses; returns the file."""
     ballast = directory / "ballast"
-    with open(ballast, "wb") as f:
+    # Unbuffered: a buffered file would hold the refused bytes and raise again when closed.
+    with open(ballast, "wb", buffering=0) as f:
         try:
-            while True:
-                f.write(b"\0" * 65536)
-                f.flush()
+            while f.write(b"\0" * 65536):
+                pass
         except OSError:
             pass
     return ballast
