@@ -106,11 +106,11 @@ let package = Package(
         ),
 
         // Test doubles shared by the test targets and the fuzz program (a fixed clock, seeded randomness).
-        .target(name: "TestSupport", dependencies: ["AuthEngine", "Locking"], path: "Tests/TestSupport", swiftSettings: swift6),
+        .target(name: "TestSupport", dependencies: ["AuthEngine", "AuthCrypto", "Locking"], path: "Tests/TestSupport", swiftSettings: swift6),
         .testTarget(name: "JSONValueTests", dependencies: ["JSONValue"], swiftSettings: swift6),
         .testTarget(name: "FastCGITests", dependencies: ["Locking", "FastCGI", "HTTP", "TestSupport"], swiftSettings: swift6),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSONValue", "TextCoding"], swiftSettings: swift6),
-        .testTarget(name: "AuthCryptoTests", dependencies: ["AuthCrypto"], swiftSettings: swift6),
+        .testTarget(name: "AuthCryptoTests", dependencies: ["AuthCrypto", "TestSupport"], swiftSettings: swift6),
         .testTarget(name: "AuthEngineTests", dependencies: ["Locking", "AuthEngine", "AuthCrypto", "AuthStore", "JSONValue", "TestSupport"], swiftSettings: swift6),
         .testTarget(name: "AuthStoreTests", dependencies: ["Locking", "AuthStore", "AuthEngine", "AuthCrypto"], exclude: ["Fixtures"], swiftSettings: swift6),
         .testTarget(name: "DeliveryTests", dependencies: ["Locking", "Delivery", "AuthStore", "AuthEngine", "JSONValue", "TestSupport"], swiftSettings: swift6),

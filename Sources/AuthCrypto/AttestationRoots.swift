@@ -64,6 +64,7 @@ public final class AttestationRoots: @unchecked Sendable, Equatable {
         let key = SignatureKey(handle: PKeyHandle(pkey), algorithm: algorithm)
         var ou = [CChar](repeating: 0, count: 256)
         let ouLength = gh_x509_subject_ou(certs[0], &ou, Int32(ou.count))
+        // An Int32 widens to Int; OpenSSL truncates to the buffer, and prefix stops at its end.
         let unit = ouLength > 0 ? String(decoding: ou.prefix(Int(ouLength)).map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
         var ext = [UInt8](repeating: 0, count: 64)
         let extLength = gh_x509_extension(certs[0], "1.3.6.1.4.1.45724.1.1.4", &ext, Int32(ext.count))

@@ -1,4 +1,5 @@
 @testable import AuthCrypto
+import TestSupport
 import Testing
 
 /// The keys that check passkey signatures (`SignatureKey`): ES256 (DER signatures), RS256 and
@@ -16,15 +17,7 @@ import Testing
 struct SignatureKeyTests {
     static func hex(_ s: String) -> [UInt8] { Hex.decode(s)! }
 
-    static let message = Array("gatehouse passkey test vector".utf8)
 
-    static let rsa2048N = hex(
-        "9b938c1ecae911d60da1db1878d4cfbc4e3d70a0a752e5cf8a11bbfc6beb4d1524676f1f457e69d7dcbced3ce4901f99" +
-        "03c2f24f6b35fdbcac43e16475f1c39ccae72c7f9a0b963673b97fe8d45229c0814ecfcb6bf14b3a4b8172cfbafb1bb7" +
-        "5bf482ead33c03c790eb65b7bda63e8597cc31b75e3ba63f0cbddda9c66f2a9025f3f7e396924e85910f57e7fa14b87a" +
-        "62b0b7ce5112d3d93de751031412e5bfa86e17ce46c8dd7ed582b8f639aaa25ed183b74588d95b1cfa6db4c239e18f29" +
-        "86c261366b2c222704e6957cb5c0bd19b9a86e8245289e3b5e91be01ea8ebb3142f730ee020090c8ceec49841f350d61" +
-        "5e2baeb40e990acf593ca3048a0a07a7")
     static let rsa2048Signature = hex(
         "699c8f56c3db2e4b8f569bf1b4a0cb68fa7482226a6aa4fb8466af9e4d520887f42ef8c0dd2e14695e67dd74b827ff26" +
         "bc5788b559faaf7daf9c7ed1608b45d7641c7919a1c2c1344b4239f81c9ae1a50c0b7b01c7abf9e61c269ae7d5ac8571" +
@@ -40,20 +33,9 @@ struct SignatureKeyTests {
         "448e647cec4ad59e48085da10c43b1738511b730522eb75493eb1496d19493b4a6d367b5a7f0948f25cc085b518a8600" +
         "1e30e52f94f8931da6f63874749e83e4f485da5b6c66fcb7a58717d0f35400bddaaa2231bce30b48f8ddd24a9a88f154" +
         "8c6673b0511f0d851791c34ab35088e674c01d738328df5fa002e4ec49b830dc")
-    static let p256X = hex(
-        "506d94f451ea54e9a01ce0c139bf4acc91951128a6144bc4d785790f512c3d34")
-    static let p256Y = hex(
-        "1b5c69cbbfce614abd981f0f3b3c217e61c96ee5fafe467d4941b54c494111ae")
-    static let p256Signature = hex(
-        "3045022100ee39ff2bc209a42e25f36f7485782a8602e41a56b941d015f80ccda799f2b711022013d123222eb7196439" +
-        "2437e5086b5113517a50698edf01dd751a4c07d8eb46f5")
 
     /// RFC 8032 §7.1 TEST 2: a one-byte message.
-    static let ed25519Key = hex("3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c")
     static let ed25519Message: [UInt8] = [0x72]
-    static let ed25519Signature = hex(
-        "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da" +
-        "085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00")
     /// RFC 8032 §7.1 TEST 3: another key, a two-byte message.
     static let ed25519Key3 = hex("fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025")
     static let ed25519Message3: [UInt8] = [0xAF, 0x82]
@@ -72,30 +54,30 @@ struct SignatureKeyTests {
 
     @Test("ES256: another implementation's DER signature verifies; a flipped bit in it or in the message does not")
     func es256Vector() throws {
-        let key = try #require(SignatureKey.p256(x: Self.p256X, y: Self.p256Y))
+        let key = try #require(SignatureKey.p256(x: SignatureVectors.p256X, y: SignatureVectors.p256Y))
         #expect(key.algorithm == .es256)
-        #expect(key.verify(signature: Self.p256Signature, message: Self.message))
-        #expect(!key.verify(signature: Self.flipped(Self.p256Signature), message: Self.message))
-        #expect(!key.verify(signature: Self.flipped(Self.p256Signature, at: Self.p256Signature.count - 1), message: Self.message))
-        #expect(!key.verify(signature: Self.p256Signature, message: Self.flipped(Self.message)))
+        #expect(key.verify(signature: SignatureVectors.p256Signature, message: SignatureVectors.message))
+        #expect(!key.verify(signature: Self.flipped(SignatureVectors.p256Signature), message: SignatureVectors.message))
+        #expect(!key.verify(signature: Self.flipped(SignatureVectors.p256Signature, at: SignatureVectors.p256Signature.count - 1), message: SignatureVectors.message))
+        #expect(!key.verify(signature: SignatureVectors.p256Signature, message: Self.flipped(SignatureVectors.message)))
         // The raw r ‖ s form (what JWS uses) is not what WebAuthn sends: refused.
-        let raw = try ES256Signature.raw(fromDER: Self.p256Signature)
-        #expect(!key.verify(signature: raw, message: Self.message))
-        #expect(!key.verify(signature: [], message: Self.message))
-        #expect(!key.verify(signature: [UInt8](repeating: 0x30, count: 2000), message: Self.message))
+        let raw = try ES256Signature.raw(fromDER: SignatureVectors.p256Signature)
+        #expect(!key.verify(signature: raw, message: SignatureVectors.message))
+        #expect(!key.verify(signature: [], message: SignatureVectors.message))
+        #expect(!key.verify(signature: [UInt8](repeating: 0x30, count: 2000), message: SignatureVectors.message))
     }
 
     @Test("ES256: our own key's signature (raw r ‖ s made DER) verifies with its point; another key's point refuses it")
     func es256Generated() throws {
         let signer = try ES256PrivateKey.generate(), other = try ES256PrivateKey.generate()
         let (x, y) = try Self.point(signer), (ox, oy) = try Self.point(other)
-        let signature = try #require(ES256Signature.der(fromRaw: try signer.sign(Self.message)))
+        let signature = try #require(ES256Signature.der(fromRaw: try signer.sign(SignatureVectors.message)))
         let own = try #require(SignatureKey.p256(x: x, y: y))
         let another = try #require(SignatureKey.p256(x: ox, y: oy))
-        let fixed = try #require(SignatureKey.p256(x: Self.p256X, y: Self.p256Y))
-        #expect(own.verify(signature: signature, message: Self.message))
-        #expect(!another.verify(signature: signature, message: Self.message))
-        #expect(!fixed.verify(signature: signature, message: Self.message))
+        let fixed = try #require(SignatureKey.p256(x: SignatureVectors.p256X, y: SignatureVectors.p256Y))
+        #expect(own.verify(signature: signature, message: SignatureVectors.message))
+        #expect(!another.verify(signature: signature, message: SignatureVectors.message))
+        #expect(!fixed.verify(signature: signature, message: SignatureVectors.message))
     }
 
     /// The public point of a generated key, from its SubjectPublicKeyInfo (`04 ‖ x ‖ y` at the end).
@@ -107,42 +89,42 @@ struct SignatureKeyTests {
 
     @Test("P-256: a point off the curve, coordinates not below the field prime, or of the wrong length are refused")
     func p256Invalid() {
-        #expect(SignatureKey.p256(x: Self.p256X, y: Self.flipped(Self.p256Y, at: 31)) == nil)
-        #expect(SignatureKey.p256(x: Self.flipped(Self.p256X, at: 0), y: Self.p256Y) == nil)
+        #expect(SignatureKey.p256(x: SignatureVectors.p256X, y: Self.flipped(SignatureVectors.p256Y, at: 31)) == nil)
+        #expect(SignatureKey.p256(x: Self.flipped(SignatureVectors.p256X, at: 0), y: SignatureVectors.p256Y) == nil)
         #expect(SignatureKey.p256(x: [UInt8](repeating: 0, count: 32), y: [UInt8](repeating: 0, count: 32)) == nil)
         #expect(SignatureKey.p256(x: [UInt8](repeating: 0, count: 31) + [1], y: [UInt8](repeating: 0, count: 31) + [1]) == nil)
         #expect(SignatureKey.p256(x: [UInt8](repeating: 0xFF, count: 32), y: [UInt8](repeating: 0xFF, count: 32)) == nil)
-        #expect(SignatureKey.p256(x: Array(Self.p256X.dropFirst()), y: Self.p256Y) == nil)
-        #expect(SignatureKey.p256(x: [0] + Self.p256X, y: Self.p256Y) == nil)
-        #expect(SignatureKey.p256(x: Self.p256X, y: []) == nil)
+        #expect(SignatureKey.p256(x: Array(SignatureVectors.p256X.dropFirst()), y: SignatureVectors.p256Y) == nil)
+        #expect(SignatureKey.p256(x: [0] + SignatureVectors.p256X, y: SignatureVectors.p256Y) == nil)
+        #expect(SignatureKey.p256(x: SignatureVectors.p256X, y: []) == nil)
     }
 
     // MARK: RS256
 
     @Test("RS256: a 2048-bit key's signature verifies (leading zeros in n or e allowed); a flipped bit, another message do not")
     func rs256Vector() throws {
-        let key = try #require(SignatureKey.rsa(n: Self.rsa2048N, e: [0x01, 0x00, 0x01]))
+        let key = try #require(SignatureKey.rsa(n: SignatureVectors.rsa2048N, e: [0x01, 0x00, 0x01]))
         #expect(key.algorithm == .rs256)
-        #expect(key.verify(signature: Self.rsa2048Signature, message: Self.message))
-        #expect(!key.verify(signature: Self.flipped(Self.rsa2048Signature), message: Self.message))
-        #expect(!key.verify(signature: Self.flipped(Self.rsa2048Signature, at: 0), message: Self.message))
-        #expect(!key.verify(signature: Self.rsa2048Signature, message: Self.flipped(Self.message)))
-        #expect(!key.verify(signature: Array(Self.rsa2048Signature.dropLast()), message: Self.message))
-        let padded = try #require(SignatureKey.rsa(n: [0, 0] + Self.rsa2048N, e: [0, 0, 0x01, 0x00, 0x01]))
-        #expect(padded.verify(signature: Self.rsa2048Signature, message: Self.message))
+        #expect(key.verify(signature: Self.rsa2048Signature, message: SignatureVectors.message))
+        #expect(!key.verify(signature: Self.flipped(Self.rsa2048Signature), message: SignatureVectors.message))
+        #expect(!key.verify(signature: Self.flipped(Self.rsa2048Signature, at: 0), message: SignatureVectors.message))
+        #expect(!key.verify(signature: Self.rsa2048Signature, message: Self.flipped(SignatureVectors.message)))
+        #expect(!key.verify(signature: Array(Self.rsa2048Signature.dropLast()), message: SignatureVectors.message))
+        let padded = try #require(SignatureKey.rsa(n: [0, 0] + SignatureVectors.rsa2048N, e: [0, 0, 0x01, 0x00, 0x01]))
+        #expect(padded.verify(signature: Self.rsa2048Signature, message: SignatureVectors.message))
         // Another exponent is another key.
-        let otherExponent = try #require(SignatureKey.rsa(n: Self.rsa2048N, e: [0x03]))
-        #expect(!otherExponent.verify(signature: Self.rsa2048Signature, message: Self.message))
+        let otherExponent = try #require(SignatureKey.rsa(n: SignatureVectors.rsa2048N, e: [0x03]))
+        #expect(!otherExponent.verify(signature: Self.rsa2048Signature, message: SignatureVectors.message))
     }
 
     @Test("RS256: a key we generate signs what its numbers verify; another key's numbers refuse it")
     func rs256Generated() throws {
         let signer = try RSAPrivateKey.generate()
-        let signature = try signer.signRS256(Self.message)
+        let signature = try signer.signRS256(SignatureVectors.message)
         let key = try #require(SignatureKey.rsa(n: try signer.publicKey.modulus(), e: try signer.publicKey.exponent()))
-        #expect(key.verify(signature: signature, message: Self.message))
-        let vectorKey = try #require(SignatureKey.rsa(n: Self.rsa2048N, e: [1, 0, 1]))
-        #expect(!vectorKey.verify(signature: signature, message: Self.message))
+        #expect(key.verify(signature: signature, message: SignatureVectors.message))
+        let vectorKey = try #require(SignatureKey.rsa(n: SignatureVectors.rsa2048N, e: [1, 0, 1]))
+        #expect(!vectorKey.verify(signature: signature, message: SignatureVectors.message))
     }
 
     @Test("RSA: a modulus under 2048 bits is refused (its own good signature notwithstanding); empty or oversized numbers too")
@@ -150,13 +132,13 @@ struct SignatureKeyTests {
         #expect(SignatureKey.minimumRSABits == 2048)
         #expect(SignatureKey.rsa(n: Self.rsa1024N, e: [1, 0, 1]) == nil)
         // 2047 bits: the top bit of a 2048-bit modulus cleared.
-        var short = Self.rsa2048N
+        var short = SignatureVectors.rsa2048N
         short[0] &= 0x7F
         #expect(SignatureKey.rsa(n: short, e: [1, 0, 1]) == nil)
         #expect(SignatureKey.rsa(n: [], e: [1, 0, 1]) == nil)
         #expect(SignatureKey.rsa(n: [0, 0, 0], e: [1, 0, 1]) == nil)
-        #expect(SignatureKey.rsa(n: Self.rsa2048N, e: []) == nil)
-        #expect(SignatureKey.rsa(n: Self.rsa2048N, e: [UInt8](repeating: 1, count: 9)) == nil)
+        #expect(SignatureKey.rsa(n: SignatureVectors.rsa2048N, e: []) == nil)
+        #expect(SignatureKey.rsa(n: SignatureVectors.rsa2048N, e: [UInt8](repeating: 1, count: 9)) == nil)
         #expect(SignatureKey.rsa(n: [UInt8](repeating: 0xC5, count: 1025), e: [1, 0, 1]) == nil)
     }
 
@@ -164,30 +146,30 @@ struct SignatureKeyTests {
 
     @Test("EdDSA: RFC 8032 TEST 2 and 3 verify with their keys; a flipped bit, the other key, the other message do not")
     func ed25519Vectors() throws {
-        let key = try #require(SignatureKey.ed25519(Self.ed25519Key))
+        let key = try #require(SignatureKey.ed25519(SignatureVectors.ed25519Key))
         let key3 = try #require(SignatureKey.ed25519(Self.ed25519Key3))
         #expect(key.algorithm == .eddsa)
-        #expect(key.verify(signature: Self.ed25519Signature, message: Self.ed25519Message))
+        #expect(key.verify(signature: SignatureVectors.ed25519Signature, message: Self.ed25519Message))
         #expect(key3.verify(signature: Self.ed25519Signature3, message: Self.ed25519Message3))
-        #expect(!key.verify(signature: Self.flipped(Self.ed25519Signature), message: Self.ed25519Message))
-        #expect(!key.verify(signature: Self.flipped(Self.ed25519Signature, at: 63), message: Self.ed25519Message))
-        #expect(!key.verify(signature: Self.ed25519Signature, message: [0x73]))
-        #expect(!key3.verify(signature: Self.ed25519Signature, message: Self.ed25519Message))
+        #expect(!key.verify(signature: Self.flipped(SignatureVectors.ed25519Signature), message: Self.ed25519Message))
+        #expect(!key.verify(signature: Self.flipped(SignatureVectors.ed25519Signature, at: 63), message: Self.ed25519Message))
+        #expect(!key.verify(signature: SignatureVectors.ed25519Signature, message: [0x73]))
+        #expect(!key3.verify(signature: SignatureVectors.ed25519Signature, message: Self.ed25519Message))
         #expect(!key.verify(signature: Self.ed25519Signature3, message: Self.ed25519Message3))
-        #expect(!key.verify(signature: Array(Self.ed25519Signature.prefix(63)), message: Self.ed25519Message))
-        #expect(SignatureKey.ed25519(Array(Self.ed25519Key.prefix(31))) == nil)
-        #expect(SignatureKey.ed25519(Self.ed25519Key + [0]) == nil)
+        #expect(!key.verify(signature: Array(SignatureVectors.ed25519Signature.prefix(63)), message: Self.ed25519Message))
+        #expect(SignatureKey.ed25519(Array(SignatureVectors.ed25519Key.prefix(31))) == nil)
+        #expect(SignatureKey.ed25519(SignatureVectors.ed25519Key + [0]) == nil)
     }
 
     @Test("a signature of one algorithm never verifies under a key of another")
     func crossAlgorithm() throws {
-        let es = try #require(SignatureKey.p256(x: Self.p256X, y: Self.p256Y))
-        let rs = try #require(SignatureKey.rsa(n: Self.rsa2048N, e: [1, 0, 1]))
-        let ed = try #require(SignatureKey.ed25519(Self.ed25519Key))
-        #expect(!rs.verify(signature: Self.p256Signature, message: Self.message))
-        #expect(!ed.verify(signature: Self.p256Signature, message: Self.message))
-        #expect(!es.verify(signature: Self.rsa2048Signature, message: Self.message))
-        #expect(!es.verify(signature: Self.ed25519Signature, message: Self.ed25519Message))
-        #expect(!rs.verify(signature: Self.ed25519Signature, message: Self.ed25519Message))
+        let es = try #require(SignatureKey.p256(x: SignatureVectors.p256X, y: SignatureVectors.p256Y))
+        let rs = try #require(SignatureKey.rsa(n: SignatureVectors.rsa2048N, e: [1, 0, 1]))
+        let ed = try #require(SignatureKey.ed25519(SignatureVectors.ed25519Key))
+        #expect(!rs.verify(signature: SignatureVectors.p256Signature, message: SignatureVectors.message))
+        #expect(!ed.verify(signature: SignatureVectors.p256Signature, message: SignatureVectors.message))
+        #expect(!es.verify(signature: Self.rsa2048Signature, message: SignatureVectors.message))
+        #expect(!es.verify(signature: SignatureVectors.ed25519Signature, message: Self.ed25519Message))
+        #expect(!rs.verify(signature: SignatureVectors.ed25519Signature, message: Self.ed25519Message))
     }
 }

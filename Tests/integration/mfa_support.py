@@ -4,6 +4,8 @@ import random
 import time
 import uuid
 
+import pyotp
+
 from email_support import latest_link
 
 PROJECT = "demo-gatehouse"
@@ -122,3 +124,21 @@ def pass_second_factor(gh, pending: str, enrollment_id: str) -> dict:
                                        "phoneVerificationInfo": {"sessionInfo": session, "code": code_entry(gh, session)["code"]}})
     assert r.status_code == 200, r.text
     return r.json()
+
+
+def totp_user(gh, tag: str = "totp") -> dict:
+    """An email-link user with a TOTP second factor (pyotp computes the codes): the enrolment's
+    tokens, the generator and the factor's enrollment id. Each step is accepted once, later ones
+    only: the enrolment takes the step before the current one (the projects allow one step either
+    side), so a test has the current and the next one left."""
+    user = email_user(gh, tag)
+    r = mfa(gh, "mfaEnrollment:start", {"idToken": user["idToken"], "totpEnrollmentInfo": {}})
+    assert r.status_code == 200, r.text
+    info = r.json()["totpSessionInfo"]
+    totp = pyotp.TOTP(info["sharedSecretKey"])
+    r = mfa(gh, "mfaEnrollment:finalize", {"idToken": user["idToken"], "totpVerificationInfo": {
+        "sessionInfo": info["sessionInfo"], "verificationCode": totp.at(time.time() - 30)}})
+    assert r.status_code == 200, r.text
+    factor = admin_lookup(gh, user["localId"])["mfaInfo"][0]
+    return {"localId": user["localId"], "email": user["email"], "idToken": r.json()["idToken"],
+            "refreshToken": r.json()["refreshToken"], "totp": totp, "enrollmentId": factor["mfaEnrollmentId"]}

@@ -18,11 +18,12 @@ import threading
 import time
 import urllib.parse
 
-import pyotp
 import pytest
+import requests
 
 from conftest import Gatehouse, assert_envelope
-from mfa_support import admin_lookup, email_user, mfa
+from phone_helpers import PROD_API_KEY, production_config
+from mfa_support import admin_lookup, email_user, mfa, totp_user
 from session_support import claims, refresh
 from webauthn_support import (ASSERTION_FLAGS, B64, B64URL, EDDSA, ES256, REGISTRATION_FLAGS, RS256, UP, UV,
                               assertion_response, b64url, decode_any, new_credential, registration_response, self_check)
@@ -165,7 +166,12 @@ class Client:
         return r.json()["users"][0].get("passkeyInfo", [])
 
     def delete(self, user: dict, *credential_ids: str):
-        return self.v1("update", {"idToken": user["idToken"], "deletePasskey": list(credential_ids)})
+        """`accounts:update` with `deletePasskey`; on success the user goes on in the answer's
+        tokens, as the SDKs do (the removal revokes everything issued before it)."""
+        r = self.v1("update", {"idToken": user["idToken"], "deletePasskey": list(credential_ids)})
+        if r.status_code == 200:
+            user.update(idToken=r.json()["idToken"], refreshToken=r.json()["refreshToken"])
+        return r
 
 
 def enrolled(c: Client, alg: int = ES256, **overrides):
@@ -550,22 +556,6 @@ def test_sign_counter(gh):
 
 # --- second factors --------------------------------------------------------------------------------------
 
-def totp_user(gh) -> dict:
-    """An email-link user with a TOTP second factor (pyotp computes the codes): the enrolment's
-    tokens, the pyotp generator and the factor's enrollment id."""
-    user = email_user(gh, "passkey")
-    r = mfa(gh, "mfaEnrollment:start", {"idToken": user["idToken"], "totpEnrollmentInfo": {}})
-    assert r.status_code == 200, r.text
-    info = r.json()["totpSessionInfo"]
-    totp = pyotp.TOTP(info["sharedSecretKey"])
-    r = mfa(gh, "mfaEnrollment:finalize", {"idToken": user["idToken"], "totpVerificationInfo": {
-        "sessionInfo": info["sessionInfo"], "verificationCode": totp.now()}})
-    assert r.status_code == 200, r.text
-    factor = admin_lookup(gh, user["localId"])["mfaInfo"][0]
-    return {"localId": user["localId"], "email": user["email"], "idToken": r.json()["idToken"],
-            "refreshToken": r.json()["refreshToken"], "totp": totp, "enrollmentId": factor["mfaEnrollmentId"]}
-
-
 def test_a_passkey_skips_the_second_factor_by_default(gh):
     """A passkey is already two factors (the device, and the biometric or PIN that verified the
     user): by default it signs a TOTP user straight in."""
@@ -794,3 +784,24 @@ def test_a_passkey_sign_in_stands_for_the_second_factor_until_the_passkey_goes(g
     error(c.call("passkeyEnrollment:start", {"idToken": signed["idToken"]}), "TOKEN_EXPIRED")
     # The caller goes on in the tokens the removal answered.
     assert len(c.passkeys(dict(user, idToken=fresh["idToken"]))) == 1
+
+
+def test_a_web_app_on_another_origin_may_call_the_passkey_wire(make_gatehouse, tmp_path):
+    """The passkey calls are client API calls like the others: in production a browser app on an
+    origin its API key allows gets its preflight answered and CORS headers on the answers; another
+    origin gets neither."""
+    app, evil = "https://app.example.test", "https://evil.example.test"
+    config = production_config(tmp_path, {"provider": "webhook", "url": "http://127.0.0.1:9/sms", "secret": "s" * 32},
+                               authorized_domains=["app.example.test"], api_key_origins={PROD_API_KEY: [app]},
+                               passkeys=dict({"enabled": True, "rp_id": "example.test"}, **CHALLENGE_BUDGET))
+    g = make_gatehouse(config=config)
+    url = g.url(f"{V2}/passkeySignIn:start") + f"?key={PROD_API_KEY}"
+    asked = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type,x-client-version"}
+    pre = requests.options(url, timeout=10, headers=dict(asked, Origin=app))
+    assert pre.status_code == 204 and pre.headers["Access-Control-Allow-Origin"] == app
+    r = requests.post(url, json={}, timeout=10, headers={"Origin": app})
+    assert r.status_code == 200 and r.headers["Access-Control-Allow-Origin"] == app, r.text
+    assert r.json()["credentialRequestOptions"]["rpId"] == "example.test"
+    refused = requests.options(url, timeout=10, headers=dict(asked, Origin=evil))
+    assert refused.status_code == 403 and "Access-Control-Allow-Origin" not in refused.headers
+    assert "Access-Control-Allow-Origin" not in requests.post(url, json={}, timeout=10, headers={"Origin": evil}).headers

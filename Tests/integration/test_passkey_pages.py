@@ -20,7 +20,6 @@ import time
 import uuid
 from urllib.parse import quote
 
-import pyotp
 import pytest
 import requests
 from selenium.common.exceptions import WebDriverException
@@ -31,7 +30,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import Gatehouse, chromium_driver
 from email_support import jwks_verify
-from mfa_support import email_user, mfa
+from mfa_support import email_user, mfa, totp_user
 from session_support import COOKIE
 
 PROJECT = "demo-gatehouse"
@@ -652,21 +651,6 @@ def test_a_project_that_asks_for_the_second_factor_after_a_passkey(other_gatehou
         assert c["firebase"]["sign_in_second_factor"] == "totp"
     finally:
         d.quit()
-
-
-def totp_user(g) -> dict:
-    """An email-link user with a TOTP second factor (pyotp computes the codes). Each step is
-    taken once, later ones only: the enrolment takes the step before the current one (the
-    project allows one step either side), so a test has the current and the next one left."""
-    user = email_user(g, "passkey-totp")
-    r = mfa(g, "mfaEnrollment:start", {"idToken": user["idToken"], "totpEnrollmentInfo": {}})
-    assert r.status_code == 200, r.text
-    info = r.json()["totpSessionInfo"]
-    totp = pyotp.TOTP(info["sharedSecretKey"])
-    r = mfa(g, "mfaEnrollment:finalize", {"idToken": user["idToken"], "totpVerificationInfo": {
-        "sessionInfo": info["sessionInfo"], "verificationCode": totp.at(time.time() - 30)}})
-    assert r.status_code == 200, r.text
-    return {"localId": user["localId"], "email": user["email"], "totp": totp}
 
 
 def email_sign_in_with_totp(d, g, user, target, code):

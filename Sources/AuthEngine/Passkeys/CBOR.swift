@@ -96,6 +96,7 @@ public indirect enum CBOR: Sendable, Equatable {
 
         mutating func length(_ info: UInt8) throws(Malformed) -> Int {
             let v = try argument(info)
+            // Within what is left of the input, so it fits an Int (and nothing is read past the end).
             guard v <= UInt64(bytes.endIndex - position) else { throw fail("a length past the end of the input") }
             return Int(v)
         }
@@ -112,6 +113,7 @@ public indirect enum CBOR: Sendable, Equatable {
                 return .int(Int64(v))
             case 1:
                 let v = try argument(info)
+                // v ≤ Int64.max, so -1 - v ≥ Int64.min: no overflow.
                 guard v <= UInt64(Int64.max) else { throw fail("an integer beyond 64-bit range") }
                 return .int(-1 - Int64(v))
             case 2:

@@ -1,5 +1,6 @@
 import AuthCrypto
 import Testing
+import TestSupport
 @testable import AuthEngine
 
 /// What a relying party reads from an authenticator, each reader on its own: the authenticator
@@ -13,32 +14,10 @@ struct WebAuthnTests {
 
     static let rpHash = Digest.sha256("example.com")
 
-    /// A P-256 public key and its DER signature of `message`, made with Python's `cryptography`
-    /// (the vectors of `SignatureKeyTests`), and a 2048-bit RSA modulus (exponent 65537).
-    static let message = Array("gatehouse passkey test vector".utf8)
-    static let rsa2048N = hex(
-        "9b938c1ecae911d60da1db1878d4cfbc4e3d70a0a752e5cf8a11bbfc6beb4d1524676f1f457e69d7dcbced3ce4901f99" +
-        "03c2f24f6b35fdbcac43e16475f1c39ccae72c7f9a0b963673b97fe8d45229c0814ecfcb6bf14b3a4b8172cfbafb1bb7" +
-        "5bf482ead33c03c790eb65b7bda63e8597cc31b75e3ba63f0cbddda9c66f2a9025f3f7e396924e85910f57e7fa14b87a" +
-        "62b0b7ce5112d3d93de751031412e5bfa86e17ce46c8dd7ed582b8f639aaa25ed183b74588d95b1cfa6db4c239e18f29" +
-        "86c261366b2c222704e6957cb5c0bd19b9a86e8245289e3b5e91be01ea8ebb3142f730ee020090c8ceec49841f350d61" +
-        "5e2baeb40e990acf593ca3048a0a07a7")
-    static let p256X = hex(
-        "506d94f451ea54e9a01ce0c139bf4acc91951128a6144bc4d785790f512c3d34")
-    static let p256Y = hex(
-        "1b5c69cbbfce614abd981f0f3b3c217e61c96ee5fafe467d4941b54c494111ae")
-    static let p256Signature = hex(
-        "3045022100ee39ff2bc209a42e25f36f7485782a8602e41a56b941d015f80ccda799f2b711022013d123222eb7196439" +
-        "2437e5086b5113517a50698edf01dd751a4c07d8eb46f5")
-
-    /// RFC 8032 §7.1 TEST 2.
-    static let ed25519Key = hex("3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c")
-    static let ed25519Signature = hex(
-        "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da" +
-        "085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00")
+    // Keys and signatures: `SignatureVectors` (TestSupport), made by another implementation.
 
     static func ec2(kty: Int64 = 2, alg: Int64 = -7, crv: CBOR = .int(1), x: CBOR? = nil, y: CBOR? = nil) -> CBOR {
-        TestCBOR.map([(.int(1), .int(kty)), (.int(3), .int(alg)), (.int(-1), crv), (.int(-2), x ?? .bytes(p256X)), (.int(-3), y ?? .bytes(p256Y))])
+        TestCBOR.map([(.int(1), .int(kty)), (.int(3), .int(alg)), (.int(-1), crv), (.int(-2), x ?? .bytes(SignatureVectors.p256X)), (.int(-3), y ?? .bytes(SignatureVectors.p256Y))])
     }
     static var es256Key: [UInt8] { TestCBOR.encode(ec2()) }
 
@@ -191,15 +170,15 @@ struct WebAuthnTests {
     @Test("COSE: an ES256 key on P-256 verifies its signature; an EdDSA key on Ed25519 and an RS256 key are read with their algorithm")
     func coseKeys() throws {
         let (es, esAlg) = try WebAuthn.COSEKey.signatureKey(Self.ec2())
-        #expect(esAlg == -7 && es.algorithm == .es256 && es.verify(signature: Self.p256Signature, message: Self.message))
-        let okp = TestCBOR.map([(.int(1), .int(1)), (.int(3), .int(-8)), (.int(-1), .int(6)), (.int(-2), .bytes(Self.ed25519Key))])
+        #expect(esAlg == -7 && es.algorithm == .es256 && es.verify(signature: SignatureVectors.p256Signature, message: SignatureVectors.message))
+        let okp = TestCBOR.map([(.int(1), .int(1)), (.int(3), .int(-8)), (.int(-1), .int(6)), (.int(-2), .bytes(SignatureVectors.ed25519Key))])
         let (ed, edAlg) = try WebAuthn.COSEKey.signatureKey(okp)
-        #expect(edAlg == -8 && ed.algorithm == .eddsa && ed.verify(signature: Self.ed25519Signature, message: [0x72]))
-        let rsa = TestCBOR.map([(.int(1), .int(3)), (.int(3), .int(-257)), (.int(-1), .bytes(Self.rsa2048N)), (.int(-2), .bytes([1, 0, 1]))])
+        #expect(edAlg == -8 && ed.algorithm == .eddsa && ed.verify(signature: SignatureVectors.ed25519Signature, message: [0x72]))
+        let rsa = TestCBOR.map([(.int(1), .int(3)), (.int(3), .int(-257)), (.int(-1), .bytes(SignatureVectors.rsa2048N)), (.int(-2), .bytes([1, 0, 1]))])
         let (rs, rsAlg) = try WebAuthn.COSEKey.signatureKey(rsa)
         #expect(rsAlg == -257 && rs.algorithm == .rs256)
         // A stored key is read back from its bytes.
-        #expect(try WebAuthn.COSEKey.signatureKey(stored: Self.es256Key).verify(signature: Self.p256Signature, message: Self.message))
+        #expect(try WebAuthn.COSEKey.signatureKey(stored: Self.es256Key).verify(signature: SignatureVectors.p256Signature, message: SignatureVectors.message))
         #expect(WebAuthn.COSEKey.supported == [-7, -8, -257] && Passkeys.algorithms == [-7, -8, -257])
     }
 
@@ -222,24 +201,24 @@ struct WebAuthnTests {
         // Compressed points (y a boolean) are not taken.
         #expect(refusal(Self.ec2(y: .bool(true))) == Self.refused("an ES256 key not on P-256"))
         let invalid = Self.refused("the credential public key is not a valid key")
-        var offCurve = Self.p256Y
+        var offCurve = SignatureVectors.p256Y
         offCurve[31] ^= 1
         #expect(refusal(Self.ec2(y: .bytes(offCurve))) == invalid)
-        #expect(refusal(Self.ec2(x: .bytes(Array(Self.p256X.dropFirst())))) == invalid)
+        #expect(refusal(Self.ec2(x: .bytes(Array(SignatureVectors.p256X.dropFirst())))) == invalid)
         func okp(_ crv: Int64, _ x: [UInt8]) -> CBOR {
             TestCBOR.map([(.int(1), .int(1)), (.int(3), .int(-8)), (.int(-1), .int(crv)), (.int(-2), .bytes(x))])
         }
-        #expect(refusal(okp(4, Self.ed25519Key)) == Self.refused("an EdDSA key not on Ed25519"))
-        #expect(refusal(okp(6, Array(Self.ed25519Key.prefix(31)))) == invalid)
+        #expect(refusal(okp(4, SignatureVectors.ed25519Key)) == Self.refused("an EdDSA key not on Ed25519"))
+        #expect(refusal(okp(6, Array(SignatureVectors.ed25519Key.prefix(31)))) == invalid)
         func rsa(_ n: CBOR?, _ e: CBOR?) -> CBOR {
             var pairs: [(CBOR, CBOR)] = [(.int(1), .int(3)), (.int(3), .int(-257))]
             if let n { pairs.append((.int(-1), n)) }
             if let e { pairs.append((.int(-2), e)) }
             return TestCBOR.map(pairs)
         }
-        #expect(refusal(rsa(.bytes(Self.rsa2048N), nil)) == Self.refused("an RSA key without n or e"))
+        #expect(refusal(rsa(.bytes(SignatureVectors.rsa2048N), nil)) == Self.refused("an RSA key without n or e"))
         #expect(refusal(rsa(nil, .bytes([1, 0, 1]))) == Self.refused("an RSA key without n or e"))
-        #expect(refusal(rsa(.bytes(Array(Self.rsa2048N.prefix(128))), .bytes([1, 0, 1]))) == invalid)
+        #expect(refusal(rsa(.bytes(Array(SignatureVectors.rsa2048N.prefix(128))), .bytes([1, 0, 1]))) == invalid)
         // A stored key that does not read is the server's fault, not the client's.
         #expect(wireError { try WebAuthn.COSEKey.signatureKey(stored: [0xFF]) }
                 == "INTERNAL : a stored passkey's key does not read: CBOR at byte 1: a simple value or float other than false, true and null")
