@@ -5,7 +5,7 @@ public import AuthEngine
 /// declarations; an existing one runs each migration it lacks. Both databases, one list.
 public enum Schema {
     /// The version the declarations describe.
-    public static let version = 16
+    public static let version = 17
     /// The oldest version this build upgrades in place. Versions 1–13 were upgraded by the releases
     /// of their time; such a database is brought to 14 by one of those first (docs/operations.md).
     public static let oldestUpgradable = 14
@@ -15,7 +15,7 @@ public enum Schema {
         AccountColumn.table, PhoneVerificationColumn.table, PhoneProofColumn.table, EmailLinkColumn.table, RefreshTokenColumn.table,
         SessionColumn.table, SigningKeyColumn.table, SecretColumn.table, LimitCounterColumn.table, OutboxColumn.table,
         AppTokenColumn.table, ChallengeReplayColumn.table, AuditColumn.table, SMSHoldColumn.table, MFAPendingColumn.table,
-        IOSReceiptColumn.table, PasskeyColumn.table, PasskeyChallengeColumn.table,
+        IOSReceiptColumn.table, PasskeyColumn.table, PasskeyChallengeColumn.table, UserDeviceColumn.table, OperatorColumn.table,
     ]
 
     /// One step from version − 1 to `version`. Steps name the declarations (a column added is
@@ -59,6 +59,16 @@ public enum Schema {
         ]),
         // Passkeys and their challenges.
         Migration(version: 16, steps: [.createTable(PasskeyColumn.table), .createTable(PasskeyChallengeColumn.table)]),
+        // Where an account is signed in (device and network of each session and refresh family),
+        // the devices it used, the console's operators and the indexes of its lists.
+        Migration(version: 17, steps: [
+            .addColumn(RefreshTokenColumn.table, "user_agent"), .addColumn(RefreshTokenColumn.table, "network"),
+            .addColumn(SessionColumn.table, "second_factor"), .addColumn(SessionColumn.table, "user_agent"),
+            .addColumn(SessionColumn.table, "network"),
+            .createIndex(AccountColumn.table, "accounts_created"), .createIndex(AccountColumn.table, "accounts_last_sign_in"),
+            .createIndex(AuditColumn.table, "audit_log_user"),
+            .createTable(UserDeviceColumn.table), .createTable(OperatorColumn.table),
+        ]),
     ]
 
     /// The database's version: 0 when it has no schema yet.

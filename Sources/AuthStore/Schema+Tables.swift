@@ -33,6 +33,10 @@ enum AccountColumn: Int32, RecordColumns {
     static let table = Table("accounts", Self.self, primaryKey: [.project_id, .local_id], indexes: [
         IndexSpec(name: "accounts_email", columns: ["project_id", "email"], unique: true, condition: "email IS NOT NULL"),
         IndexSpec(name: "accounts_phone", columns: ["project_id", "phone_number"], unique: true, condition: "phone_number IS NOT NULL"),
+        // The console's two orders, pages of 50 from a (time, uid) cursor. The second moves with
+        // every sign-in (one index entry rewritten); accounts that never signed in are not in it.
+        IndexSpec(name: "accounts_created", columns: ["project_id", "created_at", "local_id"]),
+        IndexSpec(name: "accounts_last_sign_in", columns: ["project_id", "last_login_at", "local_id"], condition: "last_login_at IS NOT NULL"),
     ])
 
     static func read(_ row: SQLRow) throws -> Account {
@@ -157,7 +161,7 @@ enum EmailLinkColumn: Int32, RecordColumns {
 
 enum RefreshTokenColumn: Int32, RecordColumns {
     case token_hash, family_id, project_id, local_id, provider, auth_time, created_at, rotated_at, revoked_at, second_factor,
-         developer_claims
+         developer_claims, user_agent, network
     var column: (ColumnSpec, (RefreshTokenRecord) -> any SQLBindable) {
         switch self {
         case .token_hash: (.blob, { $0.tokenHash })
@@ -171,6 +175,8 @@ enum RefreshTokenColumn: Int32, RecordColumns {
         case .revoked_at: (.optionalInteger, { $0.revokedAt })
         case .second_factor: (.optionalText, { $0.secondFactor })
         case .developer_claims: (.optionalText, { $0.developerClaims })
+        case .user_agent: (.optionalText, { $0.userAgent })
+        case .network: (.optionalText, { $0.network })
         }
     }
     static let table = Table("refresh_tokens", Self.self, primaryKey: [.token_hash], indexes: [
@@ -185,12 +191,14 @@ enum RefreshTokenColumn: Int32, RecordColumns {
         return RefreshTokenRecord(tokenHash: r.blob(.token_hash), familyID: r.text(.family_id), projectID: r.text(.project_id),
                                   localID: r.text(.local_id), provider: r.text(.provider), authTime: r.int(.auth_time),
                                   createdAt: r.int(.created_at), rotatedAt: r.intOrNil(.rotated_at), revokedAt: r.intOrNil(.revoked_at),
-                                  secondFactor: r.textOrNil(.second_factor), developerClaims: r.textOrNil(.developer_claims))
+                                  secondFactor: r.textOrNil(.second_factor), developerClaims: r.textOrNil(.developer_claims),
+                                  userAgent: r.textOrNil(.user_agent), network: r.textOrNil(.network))
     }
 }
 
 enum SessionColumn: Int32, RecordColumns {
-    case sid_hash, project_id, local_id, provider, created_at, last_seen_at, expires_at, idle_timeout_seconds, revoked_at
+    case sid_hash, project_id, local_id, provider, created_at, last_seen_at, expires_at, idle_timeout_seconds, revoked_at,
+         second_factor, user_agent, network
     var column: (ColumnSpec, (SessionRecord) -> any SQLBindable) {
         switch self {
         case .sid_hash: (.blob, { $0.sidHash })
@@ -202,6 +210,9 @@ enum SessionColumn: Int32, RecordColumns {
         case .expires_at: (.integer, { $0.expiresAt })
         case .idle_timeout_seconds: (.integer(default: 0), { $0.idleTimeoutSeconds })
         case .revoked_at: (.optionalInteger, { $0.revokedAt })
+        case .second_factor: (.optionalText, { $0.secondFactor })
+        case .user_agent: (.optionalText, { $0.userAgent })
+        case .network: (.optionalText, { $0.network })
         }
     }
     static let table = Table("sessions", Self.self, primaryKey: [.sid_hash], indexes: [
@@ -213,7 +224,8 @@ enum SessionColumn: Int32, RecordColumns {
         let r = Reading(row, SessionColumn.self)
         return SessionRecord(sidHash: r.blob(.sid_hash), projectID: r.text(.project_id), localID: r.text(.local_id), provider: r.text(.provider),
                              createdAt: r.int(.created_at), lastSeenAt: r.int(.last_seen_at), expiresAt: r.int(.expires_at),
-                             idleTimeoutSeconds: r.int(.idle_timeout_seconds), revokedAt: r.intOrNil(.revoked_at))
+                             idleTimeoutSeconds: r.int(.idle_timeout_seconds), revokedAt: r.intOrNil(.revoked_at),
+                             secondFactor: r.textOrNil(.second_factor), userAgent: r.textOrNil(.user_agent), network: r.textOrNil(.network))
     }
 }
 
@@ -340,9 +352,11 @@ enum AuditColumn: Int32, Columns {
         case .outcome: .text(default: "ok")
         }
     }
-    // Append-only, in time order, with no other index: one page per sign-in less (housekeeping
-    // looks at the oldest ids; a user's rows are found by scanning, which only the admin does).
-    static let table = Table("audit_log", Self.self, primaryKey: [.id])
+    // Append-only, in time order. One index, a user's trail (the console's user page and its
+    // filter): one page per audited event more. Other filters scan back from a time's id.
+    static let table = Table("audit_log", Self.self, primaryKey: [.id], indexes: [
+        IndexSpec(name: "audit_log_user", columns: ["project_id", "local_id", "id"], condition: "local_id IS NOT NULL"),
+    ])
 
     static func read(_ row: SQLRow) throws -> AuditRecord {
         let r = Reading(row, AuditColumn.self)
@@ -490,5 +504,46 @@ enum PasskeyChallengeColumn: Int32, RecordColumns {
         let r = Reading(row, PasskeyChallengeColumn.self)
         return PasskeyChallengeRecord(challengeHash: r.blob(.challenge_hash), projectID: r.text(.project_id), localID: r.textOrNil(.local_id),
                                       createdAt: r.int(.created_at), expiresAt: r.int(.expires_at), consumedAt: r.intOrNil(.consumed_at))
+    }
+}
+
+/// The devices an account has signed in from (`SignInDevice.key`, hashed): a sign-in from one not
+/// listed is new (the new sign-in notice). Deleted with the account.
+enum UserDeviceColumn: Int32, RecordColumns {
+    case project_id, local_id, device_hash, first_seen_at, last_seen_at
+    var column: (ColumnSpec, (UserDeviceRecord) -> any SQLBindable) {
+        switch self {
+        case .project_id: (.text, { $0.projectID })
+        case .local_id: (.text, { $0.localID })
+        case .device_hash: (.blob, { $0.deviceHash })
+        case .first_seen_at: (.integer, { $0.firstSeenAt })
+        case .last_seen_at: (.integer, { $0.lastSeenAt })
+        }
+    }
+    static let table = Table("user_devices", Self.self, primaryKey: [.project_id, .local_id, .device_hash])
+
+    static func read(_ row: SQLRow) throws -> UserDeviceRecord {
+        let r = Reading(row, UserDeviceColumn.self)
+        return UserDeviceRecord(projectID: r.text(.project_id), localID: r.text(.local_id), deviceHash: r.blob(.device_hash),
+                                firstSeenAt: r.int(.first_seen_at), lastSeenAt: r.int(.last_seen_at))
+    }
+}
+
+/// The accounts of a project that may open the operator console (`gatehouse operators`).
+enum OperatorColumn: Int32, RecordColumns {
+    case project_id, local_id, added_at, added_by
+    var column: (ColumnSpec, (OperatorRecord) -> any SQLBindable) {
+        switch self {
+        case .project_id: (.text, { $0.projectID })
+        case .local_id: (.text, { $0.localID })
+        case .added_at: (.integer, { $0.addedAt })
+        case .added_by: (.text, { $0.addedBy })
+        }
+    }
+    static let table = Table("operators", Self.self, primaryKey: [.project_id, .local_id])
+
+    static func read(_ row: SQLRow) throws -> OperatorRecord {
+        let r = Reading(row, OperatorColumn.self)
+        return OperatorRecord(projectID: r.text(.project_id), localID: r.text(.local_id), addedAt: r.int(.added_at), addedBy: r.text(.added_by))
     }
 }

@@ -144,6 +144,14 @@ enum RouteTable {
         page("POST", "/__/auth/account/passkey/rename", [], AccountPage.renamePasskey, flow: .init("passkey", "rename"))
         page("POST", "/__/auth/account/passkey/remove", [], AccountPage.removePasskey, flow: .init("passkey", "remove"))
         page("POST", "/__/auth/account/passkey/offer", [], AccountPage.dismissPasskeyOffer)
+        // Where you're signed in (AccountPage+Sessions.swift) and the new sign-in notice's link
+
+        // Operator console (Console/; docs/console.md): every handler goes through Console.handle
+        // (session of the deployment's own project, second factor, operator), forms through ConsoleForm.
+        // Console: users
+
+        // Console: activity, delivery, audit, keys
+
 
         return r
     }

@@ -155,6 +155,9 @@ public enum AuditEventName: String, CaseIterable, Sendable {
     case signOut = "session.sign_out"
     case revoke = "tokens.revoke"
     case refreshTokenReuse = "refresh_token.reuse"
+    case sessionRevoke = "session.revoke"
+    case sessionRevokeOthers = "session.revoke_others"
+    case signInNotice = "sign_in.notice"
     // The user's own changes
     case profileUpdate = "account.update"
     // The Admin API and the operator
@@ -164,6 +167,11 @@ public enum AuditEventName: String, CaseIterable, Sendable {
     case adminBatchDelete = "admin.batch_delete"
     case adminImport = "admin.import"
     case keyRotate = "key.rotate"
+    case operatorAdd = "operator.add"
+    case operatorRemove = "operator.remove"
+    case outboxRetry = "outbox.retry"
+    case outboxDiscard = "outbox.discard"
+    case smsHoldRelease = "sms_hold.release"
 }
 
 /// A stored audit event.

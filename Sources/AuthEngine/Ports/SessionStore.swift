@@ -16,13 +16,17 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     public var secondFactor: String?
     /// A custom-token sign-in's developer claims (a JSON object), kept by every refresh.
     public var developerClaims: String?
+    /// The device that signed in (its user agent, cut to `SignInDevice.maxUserAgent`) and its
+    /// network as a coarse prefix, kept by every refresh: what the account page lists.
+    public var userAgent: String?
+    public var network: String?
 
     public init(tokenHash: [UInt8], familyID: String, projectID: String, localID: String, provider: String, authTime: Int64,
                 createdAt: Millis, rotatedAt: Millis? = nil, revokedAt: Millis? = nil, secondFactor: String? = nil,
-                developerClaims: String? = nil) {
+                developerClaims: String? = nil, userAgent: String? = nil, network: String? = nil) {
         self.tokenHash = tokenHash; self.familyID = familyID; self.projectID = projectID; self.localID = localID
         self.provider = provider; self.authTime = authTime; self.createdAt = createdAt; self.rotatedAt = rotatedAt; self.revokedAt = revokedAt
-        self.secondFactor = secondFactor; self.developerClaims = developerClaims
+        self.secondFactor = secondFactor; self.developerClaims = developerClaims; self.userAgent = userAgent; self.network = network
     }
 }
 
@@ -40,12 +44,19 @@ public struct SessionRecord: Sendable, Equatable {
     /// 0 = no idle timeout (cookies minted by `createSessionCookie` behave as Firebase's).
     public var idleTimeoutSeconds: Int64
     public var revokedAt: Millis?
+    /// The second factor the sign-in passed (its enrollment id), and the device and network it
+    /// came from (as on `RefreshTokenRecord`): what the account page lists.
+    public var secondFactor: String?
+    public var userAgent: String?
+    public var network: String?
 
     public init(sidHash: [UInt8], projectID: String, localID: String, provider: String, createdAt: Millis, lastSeenAt: Millis,
-                expiresAt: Millis, idleTimeoutSeconds: Int64, revokedAt: Millis? = nil) {
+                expiresAt: Millis, idleTimeoutSeconds: Int64, revokedAt: Millis? = nil, secondFactor: String? = nil,
+                userAgent: String? = nil, network: String? = nil) {
         self.sidHash = sidHash; self.projectID = projectID; self.localID = localID; self.provider = provider
         self.createdAt = createdAt; self.lastSeenAt = lastSeenAt; self.expiresAt = expiresAt
         self.idleTimeoutSeconds = idleTimeoutSeconds; self.revokedAt = revokedAt
+        self.secondFactor = secondFactor; self.userAgent = userAgent; self.network = network
     }
 }
 

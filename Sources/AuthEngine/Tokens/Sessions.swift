@@ -59,13 +59,13 @@ public struct Sessions {
     /// Starts a browser session for `account` and returns its cookie value (hosted pages).
     /// `idleTimeout` 0 disables the idle check.
     public func startHostedSession(account: Account, provider: String, lifetime: Int64, idleTimeout: Int64,
-                                   authTime: Int64? = nil, secondFactor: SecondFactor? = nil) throws -> String {
+                                   authTime: Int64? = nil, secondFactor: SecondFactor? = nil, device: SignInDevice? = nil) throws -> String {
         let life = min(max(lifetime, Sessions.minLifetime), Sessions.maxLifetime)
         let now = tokens.clock.nowSeconds
         let claims = tokens.claims(for: account, provider: provider, kind: .sessionCookie, issuedAt: now, lifetime: life,
                                    authTime: authTime ?? now, secondFactor: secondFactor)
         return try sign(claims, localID: account.localID, project: account.projectID, provider: provider,
-                        expiresAt: now + life, idleTimeout: idleTimeout)
+                        expiresAt: now + life, idleTimeout: idleTimeout, secondFactor: secondFactor?.identifier, device: device)
     }
 
     /// `createSessionCookie`: a cookie with the ID token's claims, `iss` = the session issuer,
@@ -95,14 +95,16 @@ public struct Sessions {
     }
 
     /// Records the server-side session, adds its `sid` claim and signs.
-    func sign(_ claims: JSON, localID: String, project: String, provider: String, expiresAt: Int64, idleTimeout: Int64) throws -> String {
+    func sign(_ claims: JSON, localID: String, project: String, provider: String, expiresAt: Int64, idleTimeout: Int64,
+              secondFactor: String? = nil, device: SignInDevice? = nil) throws -> String {
         let sid = random.token(bytes: 18)
         let now = tokens.clock.now()
         var pairs = (claims.objectValue ?? []).filter { $0.0 != "sid" }
         pairs.append(("sid", .string(sid)))
         try store.insertSession(SessionRecord(sidHash: Sessions.hash(sid: sid), projectID: project, localID: localID, provider: provider,
                                               createdAt: now, lastSeenAt: now, expiresAt: expiresAt * 1000,
-                                              idleTimeoutSeconds: max(0, idleTimeout)))
+                                              idleTimeoutSeconds: max(0, idleTimeout), secondFactor: secondFactor,
+                                              userAgent: device?.userAgent, network: device?.network))
         return try tokens.sign(.object(pairs), store: store)
     }
 

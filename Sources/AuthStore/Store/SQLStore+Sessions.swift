@@ -59,6 +59,8 @@ extension SQLStore: SessionStore {
             try db.run("DELETE FROM refresh_tokens WHERE project_id = ? AND local_id = ?", [project, localID])
             try db.run("DELETE FROM sessions WHERE project_id = ? AND local_id = ?", [project, localID])
             try db.run("DELETE FROM passkeys WHERE project_id = ? AND local_id = ?", [project, localID])
+            try db.run("DELETE FROM user_devices WHERE project_id = ? AND local_id = ?", [project, localID])
+            try db.run("DELETE FROM operators WHERE project_id = ? AND local_id = ?", [project, localID])
         }
     }
 
@@ -68,6 +70,8 @@ extension SQLStore: SessionStore {
             try db.run("DELETE FROM refresh_tokens WHERE project_id = ?", [project])
             try db.run("DELETE FROM sessions WHERE project_id = ?", [project])
             try db.run("DELETE FROM passkeys WHERE project_id = ?", [project])
+            try db.run("DELETE FROM user_devices WHERE project_id = ?", [project])
+            try db.run("DELETE FROM operators WHERE project_id = ?", [project])
             return try db.run("DELETE FROM accounts WHERE project_id = ?", [project])
         }
     }
