@@ -15,17 +15,20 @@ struct Seed: Command {
                                     OptionSpec(name: "count", help: "Number of accounts to add (1…10000000)."),
                                     OptionSpec(name: "project", help: "Project id (default: the first project)."),
                                     OptionSpec(name: "batch", help: "Rows per transaction. Default: 10000."),
+                                    OptionSpec(name: "audit", help: "Also add this many audit rows (sign-ins of the project's accounts over the last 30 days; 0…100000000)."),
                                 ])
     let common: CommonOptions
     let count: Int
     let project: String?
     let batch: Int
+    let audit: Int
 
     init(_ p: ParsedArguments) throws {
         common = CommonOptions(p)
         count = try p.requiredInt("count")
         project = p.string("project")
         batch = try p.int("batch") ?? 10_000
+        audit = try p.int("audit") ?? 0
         try validate()
     }
 
@@ -36,6 +39,7 @@ struct Seed: Command {
     func validate() throws {
         guard (1...10_000_000).contains(count) else { throw UsageError("--count must be 1…10000000") }
         guard (Seed.rowsPerStatement...1_000_000).contains(batch) else { throw UsageError("--batch must be 100…1000000") }
+        guard (0...100_000_000).contains(audit) else { throw UsageError("--audit must be 0…100000000") }
     }
 
     func run() throws {
@@ -83,11 +87,56 @@ struct Seed: Command {
                 StandardError.write("seed: \(done)/\(count) accounts\n")
             }
         }
+        if audit > 0 { try seedAudit(db, project: pid, now: now) }
         try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         let total = try store.countAccounts(project: pid)
         let secs = Seed.seconds() - start
-        print("seeded \(count) accounts into \(pid) in \(Seed.fixed(secs, digits: 1)) s "
-              + "(\(Seed.fixed(Double(count) / max(secs, 0.001), digits: 0))/s); \(total) accounts in the project")
+        print("seeded \(count) accounts\(audit > 0 ? " and \(audit) audit rows" : "") into \(pid) in \(Seed.fixed(secs, digits: 1)) s "
+              + "(\(Seed.fixed(Double(count) / max(secs, 0.001), digits: 0)) accounts/s); \(total) accounts in the project")
+    }
+
+    /// Audit rows as sign-ins would write them, in time order over the last 30 days (ids grow
+    /// with time, as written by the flows), each of a random account of the project: the
+    /// console's user trail, filters and activity charts read them (BENCHMARKS.md "Console").
+    func seedAudit(_ db: SQLiteConnection, project: String, now: Millis) throws {
+        let ids = try db.rows("SELECT local_id FROM accounts WHERE project_id = ?", [project]) { $0.text(0) }
+        guard !ids.isEmpty else { return }
+        let span: Millis = 30 * 86_400_000
+        let from = now - span
+        // One event mix, fixed: most sign-ins by phone, a few refusals and admin changes.
+        let mix: [(String, String, Int)] = [("phone.sign_in", "ok", 60), ("email_link.sign_in", "ok", 12), ("passkey.sign_in", "ok", 8),
+                                            ("mfa.sign_in", "ok", 6), ("phone.sign_up", "ok", 6), ("refresh_token.reuse", "refused", 3),
+                                            ("session.sign_out", "ok", 3), ("admin.update", "ok", 2)]
+        var events: [(String, String)] = []
+        for (e, o, n) in mix { events += Array(repeating: (e, o), count: n) }
+        var rng = IDGenerator(seed: SystemRandom().bytes(16))
+        let columns = "at, project_id, event, local_id, remote_address, actor, outcome"
+        let placeholders = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: Seed.rowsPerStatement).joined(separator: ", ")
+        var done = 0
+        while done < audit {
+            let n = min(batch - batch % Seed.rowsPerStatement, audit - done)
+            try db.transaction {
+                var k = 0
+                while k < n {
+                    let rows = min(Seed.rowsPerStatement, n - k)
+                    var values: [any SQLBindable] = []
+                    values.reserveCapacity(rows * 7)
+                    for r in 0..<rows {
+                        let i = done + k + r
+                        let w = rng.nextWord()
+                        let (event, outcome) = events[Int(w % UInt64(events.count))]
+                        let actor: String? = event == "admin.update" ? "admin" : nil
+                        values += [from + Millis(Double(i) * Double(span) / Double(audit)), project, event,
+                                   ids[Int((w >> 8) % UInt64(ids.count))], "198.51.100.\(w >> 40 & 0xFF)", actor, outcome]
+                    }
+                    let sql = rows == Seed.rowsPerStatement ? "INSERT INTO audit_log (\(columns)) VALUES \(placeholders)"
+                        : "INSERT INTO audit_log (\(columns)) VALUES " + Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
+                    try db.run(sql, values)
+                    k += rows
+                }
+            }
+            done += n
+        }
     }
 
     /// Seconds on the monotonic clock.
