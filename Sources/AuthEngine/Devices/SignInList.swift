@@ -63,20 +63,27 @@ public struct SignInList {
     public func signOut(account: Account, id: String, remoteAddress: String?, actor: String? = nil) throws -> Bool {
         let now = clock.now()
         guard id.utf8.count <= 200 else { return false }
-        let revoked: Bool
-        if id.hasPrefix("s."), let hash = Hex.decode(String(id.dropFirst(2))), hash.count == 32 {
-            revoked = try store.revokeUserSession(project: account.projectID, localID: account.localID, sidHash: hash, at: now)
-        } else if id.hasPrefix("a."), id.count > 2 {
-            revoked = try store.revokeUserRefreshFamily(project: account.projectID, localID: account.localID,
-                                                        familyID: String(id.dropFirst(2)), at: now) > 0
-        } else {
-            return false
+        return try store.transaction {
+            // The user's row first, as a refresh takes it: a refresh of this family either
+            // commits before (and its successor is revoked here) or waits and finds it revoked.
+            // Without it, PostgreSQL's READ COMMITTED would let a successor inserted meanwhile
+            // escape this UPDATE.
+            _ = try store.account(project: account.projectID, localID: account.localID)
+            let revoked: Bool
+            if id.hasPrefix("s."), let hash = Hex.decode(String(id.dropFirst(2))), hash.count == 32 {
+                revoked = try store.revokeUserSession(project: account.projectID, localID: account.localID, sidHash: hash, at: now)
+            } else if id.hasPrefix("a."), id.count > 2 {
+                revoked = try store.revokeUserRefreshFamily(project: account.projectID, localID: account.localID,
+                                                            familyID: String(id.dropFirst(2)), at: now) > 0
+            } else {
+                return false
+            }
+            if revoked {
+                try store.audit(AuditEvent(projectID: account.projectID, event: .sessionRevoke, localID: account.localID,
+                                           remoteAddress: remoteAddress, detail: id.hasPrefix("s.") ? "browser" : "app", actor: actor), at: now)
+            }
+            return revoked
         }
-        if revoked {
-            try store.audit(AuditEvent(projectID: account.projectID, event: .sessionRevoke, localID: account.localID,
-                                       remoteAddress: remoteAddress, detail: id.hasPrefix("s.") ? "browser" : "app", actor: actor), at: now)
-        }
-        return revoked
     }
 
     /// Every session but `currentSession`, and every refresh family; how many were live.
@@ -84,6 +91,7 @@ public struct SignInList {
     public func signOutOthers(account: Account, currentSession: [UInt8]?, remoteAddress: String?, actor: String? = nil) throws -> Int {
         let now = clock.now()
         return try store.transaction {
+            _ = try store.account(project: account.projectID, localID: account.localID)     // as in `signOut`
             let n = try store.revokeSignIns(project: account.projectID, localID: account.localID, keepingSession: currentSession, at: now)
             try store.audit(AuditEvent(projectID: account.projectID, event: .sessionRevokeOthers, localID: account.localID,
                                        remoteAddress: remoteAddress, detail: "revoked=\(n)", actor: actor), at: now)
