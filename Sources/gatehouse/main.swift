@@ -25,7 +25,7 @@ enum Gatehouse {
     static let spec = CommandSpec(
         name: "gatehouse",
         abstract: "Passwordless sign-in for sites behind nginx (FastCGI responder).",
-        subcommands: [Serve.spec, Dev.spec, Keys.spec, ConfigCommand.spec, Tokens.spec, AppVerifyCommand.spec, Users.spec, AuditCommand.spec, OutboxCommand.spec, Seed.spec, SMSCommand.spec, APNsCommand.spec, StoreCommand.spec, HousekeepingCommand.spec],
+        subcommands: [Serve.spec, Dev.spec, Keys.spec, ConfigCommand.spec, Tokens.spec, AppVerifyCommand.spec, Users.spec, OperatorsCommand.spec, AuditCommand.spec, OutboxCommand.spec, Seed.spec, SMSCommand.spec, APNsCommand.spec, StoreCommand.spec, HousekeepingCommand.spec],
         defaultSubcommand: "serve"
     )
 
