@@ -53,6 +53,11 @@ class Browser(requests.Session):
             url = self.gh.base + url
         return super().request(method, url, *args, **kw)
 
+    def get(self, url, **kw):
+        # (requests.Session.get would ask to follow redirects.)
+        kw.setdefault("allow_redirects", False)
+        return self.request("GET", url, **kw)
+
     def send(self, request, **kw):
         r = super().send(request, **kw)
         # Applied in order, the redirects' answers first (a nested send has applied them already;

@@ -4,9 +4,9 @@ import HTTP
 import TextCoding
 
 /// The operator console (`/__/auth/console/`; docs/console.md). nginx protects it with a second
-/// factor (`nginx/protect-console.conf`: `auth_request` to `verify?require=mfa`), and every
-/// handler checks again here, so a console request that reaches Gatehouse some other way is
-/// refused just the same:
+/// factor (its location in `nginx/gatehouse-locations.conf`: `auth_request` to `verify?require=mfa`),
+/// and every handler checks again here, so a console request that reaches Gatehouse some other way
+/// is refused just the same:
 /// - signed in to the deployment's own project (`WebSettings.defaultProject`), else to sign-in;
 /// - with a second factor or a passkey, else to the second-factor step;
 /// - as an operator (`operators`: `gatehouse operators add`), else 403 with nothing about why.
