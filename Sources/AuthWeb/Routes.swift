@@ -145,6 +145,9 @@ enum RouteTable {
         page("POST", "/__/auth/account/passkey/remove", [], AccountPage.removePasskey, flow: .init("passkey", "remove"))
         page("POST", "/__/auth/account/passkey/offer", [], AccountPage.dismissPasskeyOffer)
         // Where you're signed in (AccountPage+Sessions.swift) and the new sign-in notice's link
+        page("POST", "/__/auth/account/sessions/revoke", [], AccountPage.revokeSession, flow: .init("sessions", "revoke"))
+        page("POST", "/__/auth/account/sessions/revoke-others", [], AccountPage.revokeOtherSessions, flow: .init("sessions", "revoke_others"))
+        page("POST", "/__/auth/account/sessions/revoke-all", [], AccountPage.revokeAllSessions, flow: .init("sessions", "revoke_all"))
 
         // Operator console (Console/; docs/console.md): every handler goes through Console.handle
         // (session of the deployment's own project, second factor, operator), forms through ConsoleForm.
