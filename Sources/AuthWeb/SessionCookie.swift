@@ -13,7 +13,8 @@ enum SessionCookie {
 
     /// Starts a session for `account` signed in with `provider` (and `secondFactor`, when the
     /// sign-in passed one; `authTime` when it happened earlier than now) and adds its cookie to
-    /// `response`. A session the browser already had is revoked (one cookie, one session).
+    /// `response`. A session the browser already had is revoked (one cookie, one session). The
+    /// session records the browser's device (`SignInDevice`: what the account page lists).
     static func set(for account: Account, provider: String, authTime: Int64? = nil, secondFactor: SecondFactor? = nil,
                     ctx: Context, response: inout Response) throws {
         let policy = ctx.project.session
@@ -22,7 +23,7 @@ enum SessionCookie {
         }
         let jwt = try ctx.sessions.startHostedSession(account: account, provider: provider, lifetime: policy.cookieLifetimeSeconds,
                                                       idleTimeout: policy.idleTimeoutSeconds, authTime: authTime,
-                                                      secondFactor: secondFactor)
+                                                      secondFactor: secondFactor, device: SignInRecording.device(ctx))
         response.addCookie(cookie(jwt, project: ctx.project, maxAge: Int(policy.cookieLifetimeSeconds)))
         SessionPurge.runIfDue(ctx)
     }

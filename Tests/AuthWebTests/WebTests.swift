@@ -147,6 +147,9 @@ struct WebTests {
         ("POST", "/__/auth/account/passkey/rename", [], .page),
         ("POST", "/__/auth/account/passkey/remove", [], .page),
         ("POST", "/__/auth/account/passkey/offer", [], .page),
+        ("POST", "/__/auth/account/sessions/revoke", [], .page),
+        ("POST", "/__/auth/account/sessions/revoke-others", [], .page),
+        ("POST", "/__/auth/account/sessions/revoke-all", [], .page),
     ]
 
     @Test("the route table is exactly the documented one, each pattern once per method")

@@ -81,7 +81,9 @@ public struct RefreshTokens {
                 try store.insertRefreshToken(RefreshTokenRecord(
                     tokenHash: nextHash, familyID: record.familyID, projectID: project,
                     localID: record.localID, provider: record.provider, authTime: record.authTime, createdAt: now,
-                    secondFactor: record.secondFactor, developerClaims: record.developerClaims))
+                    secondFactor: record.secondFactor, developerClaims: record.developerClaims,
+                    // The family's device: the account page lists where a sign-in came from, not who refreshed last.
+                    userAgent: record.userAgent, network: record.network))
             } else {
                 guard let successor = try store.refreshToken(hash: nextHash), successor.familyID == record.familyID,
                       successor.rotatedAt == nil, successor.revokedAt == nil else {

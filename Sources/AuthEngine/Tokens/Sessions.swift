@@ -12,6 +12,9 @@ public struct SessionIdentity: Sendable {
     public let idleTimeoutSeconds: Int64
     /// The second factor the sign-in passed (`firebase.sign_in_second_factor`), if any.
     public var secondFactor: SecondFactor? = nil
+    /// `Sessions.hash(sid:)` of the cookie's session: what the account page marks "this device"
+    /// and keeps when it signs out the others.
+    public var sidHash: [UInt8]? = nil
     public var uid: String { account.localID }
 }
 
@@ -155,7 +158,7 @@ public struct Sessions {
         if !SensitiveChange.factorStillEnrolled(token.secondFactor, in: account) { return .signedOut(.tokenRevoked) }
         return .signedIn(SessionIdentity(account: account, provider: token.signInProvider, authTime: token.authTime,
                                          issuedAt: token.issuedAt, expiresAt: token.expiresAt, idleTimeoutSeconds: s.idleTimeoutSeconds,
-                                         secondFactor: token.secondFactor))
+                                         secondFactor: token.secondFactor, sidHash: s.sidHash))
     }
 
     /// Sign-out: revokes the cookie's server-side session (if the cookie is ours and still

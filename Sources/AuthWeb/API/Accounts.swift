@@ -55,6 +55,7 @@ enum AccountsAPI {
         let updated = try flow.remove(account: account, proof: SignInProof(token), credentialIDs: ids, remoteAddress: ctx.request.remoteAddress)
         ctx.app.sessionCache.evict(project: ctx.project.id, localID: updated.localID)
         let tokens = try ctx.signInTokens.issue(for: updated, provider: token.signInProvider, authTime: token.authTime, secondFactor: token.secondFactor)
+        SignInRecording.record(ctx, tokens, signIn: false)
         return .json(.obj([
             ("kind", "identitytoolkit#SetAccountInfoResponse"),
             ("localId", updated.localID),
@@ -105,6 +106,7 @@ enum AccountsAPI {
         }
         let (a, t) = try ctx.accountProfile.signUpAnonymous(project: ctx.project.id, remoteAddress: ctx.request.remoteAddress,
                                                               client: ctx.project.client(ctx.request.remoteAddress))
+        SignInRecording.record(ctx, t)
         return .json(.obj([("kind", "identitytoolkit#SignupNewUserResponse"), ("localId", a.localID)] + t.wirePairs),
                      headers: [("Cache-Control", "no-store")])
     }

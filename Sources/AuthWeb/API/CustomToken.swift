@@ -8,6 +8,7 @@ enum CustomTokenAPI {
         try ctx.refuseTenant()
         let res = try CustomTokenSignIn(project: ctx.project, store: ctx.store, tokens: ctx.app.tokens, random: ctx.app.random)
             .signIn(token: ctx.string("token"), remoteAddress: ctx.request.remoteAddress)
+        SignInRecording.record(ctx, res.tokens)
         return .json(.obj([("kind", "identitytoolkit#VerifyCustomTokenResponse")] + res.tokens.wirePairs + [("isNewUser", res.isNewUser)]),
                      headers: [("Cache-Control", "no-store")])
     }

@@ -28,6 +28,7 @@ enum EmailLinkAPI {
         let res = try ctx.emailLinks.signIn(email: ctx.string("email"), oobCode: ctx.string("oobCode"), idToken: ctx.string("idToken"),
                                             remoteAddress: ctx.request.remoteAddress)
         var pairs: [(String, (any JSONConvertible)?)] = [("kind", "identitytoolkit#EmailLinkSigninResponse")]
+        SignInRecording.record(ctx, res.tokens, signIn: ctx.string("idToken").map(\.isEmpty) ?? true)
         pairs += res.tokens?.wirePairs ?? []
         if let challenge = res.challenge {
             // A second factor must follow: no tokens, the pending credential and the hints (§2.17).

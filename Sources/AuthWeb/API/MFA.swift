@@ -56,6 +56,7 @@ enum MFAAPI {
                                                        code: t["verificationCode"]?.stringValue, displayName: ctx.string("displayName"),
                                                        remoteAddress: ctx.request.remoteAddress)
             ctx.app.sessionCache.evict(project: ctx.project.id, localID: result.account.localID)
+            SignInRecording.record(ctx, result.tokens, signIn: false)
             return .json(.obj(result.tokens.wirePairs))
         }
         let info = object(ctx, "phoneVerificationInfo")
@@ -63,6 +64,7 @@ enum MFAAPI {
                                                    code: info?["code"]?.stringValue, displayName: ctx.string("displayName"),
                                                    remoteAddress: ctx.request.remoteAddress, infoPresent: info != nil)
         ctx.app.sessionCache.evict(project: ctx.project.id, localID: result.account.localID)
+        SignInRecording.record(ctx, result.tokens, signIn: false)
         return .json(.obj(result.tokens.wirePairs))
     }
 
@@ -72,6 +74,7 @@ enum MFAAPI {
         let result = try flow(ctx).withdraw(idToken: ctx.string("idToken"), enrollmentID: ctx.string("mfaEnrollmentId"),
                                             remoteAddress: ctx.request.remoteAddress)
         ctx.app.sessionCache.evict(project: ctx.project.id, localID: result.account.localID)
+        SignInRecording.record(ctx, result.tokens, signIn: false)
         return .json(.obj(result.tokens.wirePairs))
     }
 
@@ -94,12 +97,14 @@ enum MFAAPI {
             let result = try totp(ctx).finishSignIn(pendingCredential: ctx.string("mfaPendingCredential"),
                                                     enrollmentID: ctx.string("mfaEnrollmentId"), code: t["verificationCode"]?.stringValue,
                                                     remoteAddress: ctx.request.remoteAddress)
+            SignInRecording.record(ctx, result.tokens)
             return .json(.obj((result.tokens?.wirePairs ?? []) + [("localId", result.account.localID)]))
         }
         let info = object(ctx, "phoneVerificationInfo")
         let result = try flow(ctx).finishSignIn(pendingCredential: ctx.string("mfaPendingCredential"),
                                                 sessionInfo: info?["sessionInfo"]?.stringValue, code: info?["code"]?.stringValue,
                                                 remoteAddress: ctx.request.remoteAddress, infoPresent: info != nil)
+        SignInRecording.record(ctx, result.tokens)
         return .json(.obj((result.tokens?.wirePairs ?? []) + [("localId", result.account.localID)]))
     }
 

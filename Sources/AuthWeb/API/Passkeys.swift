@@ -31,6 +31,7 @@ enum PasskeysAPI {
         let done = try flow(ctx).finishEnrolment(idToken: ctx.string("idToken"), response: response,
                                                  name: ctx.string("name") ?? ctx.string("displayName"), remoteAddress: ctx.request.remoteAddress)
         ctx.app.sessionCache.evict(project: ctx.project.id, localID: done.account.localID)
+        SignInRecording.record(ctx, done.tokens, signIn: false)
         return .json(.obj([("localId", done.account.localID)] + (done.tokens?.wirePairs ?? [])))
     }
 
@@ -49,6 +50,7 @@ enum PasskeysAPI {
                                               remoteAddress: ctx.request.remoteAddress)
         switch done {
         case let .done(account, _, tokens):
+            SignInRecording.record(ctx, tokens)
             return .json(.obj((tokens?.wirePairs ?? []) + [("localId", account.localID)]))
         case let .secondFactor(account, challenge):
             return .json(.obj(("localId", account.localID), ("mfaPendingCredential", challenge.pendingCredential),

@@ -34,6 +34,8 @@ enum PhoneAPI {
             remoteAddress: ctx.request.remoteAddress))
         switch result {
         case let .signedIn(account, tokens, isNew):
+            // Linking a number to the caller's account is no new sign-in.
+            SignInRecording.record(ctx, tokens, signIn: ctx.nonEmpty("idToken") == nil)
             return .json(.obj((tokens?.wirePairs ?? []) + [
                 ("localId", account.localID), ("isNewUser", isNew), ("phoneNumber", account.phoneNumber),
             ]))

@@ -10,7 +10,7 @@ import Glibc
 /// button. `POST /__/auth/signout` (CSRF-checked): revokes the server-side session, deletes the
 /// cookie, and redirects to a safe `continueUrl` or back to the account page. The second factors'
 /// forms are in `AccountPage+MFA.swift` (a phone) and `AccountPage+TOTP.swift` (an authenticator app),
-/// the passkeys' in `AccountPage+Passkeys.swift`.
+/// the passkeys' in `AccountPage+Passkeys.swift`, where one is signed in in `AccountPage+Sessions.swift`.
 enum AccountPage {
     static let csrfPurpose = "signout"
 
@@ -22,7 +22,8 @@ enum AccountPage {
         let strings = ctx.app.templates.locales.strings(for: ctx.locale)
         let back = ContinueURL.safe(ctx.request.query("continueUrl"), project: ctx.project)
         var values: [String: TemplateValue] = [
-            "signedOut": .bool(ctx.request.query("signedOut") == "1"),
+            "signedOut": .bool(ctx.request.query("signedOut") == "1" || ctx.request.query("signedOut") == "everywhere"),
+            "signedOutEverywhere": .bool(ctx.request.query("signedOut") == "everywhere"),
             "signInHref": .string("/__/auth/signin?continueUrl=" + PercentEncoding.encode(ctx.origin + "/__/auth/account")),
         ]
         let check = try ctx.sessions.authorize(cookie: ctx.sessionCookieValue, project: ctx.project.id, cache: ctx.app.sessionCache)
@@ -54,6 +55,7 @@ enum AccountPage {
                 }
                 values["mfa"] = try factorValues(ctx, id, continueURL: back, response: &response)
             }
+            values["sessions"] = try sessionValues(ctx, id, response: &response)
             if ctx.project.passkeys.enabled {
                 let passkeys = try passkeyValues(ctx, id, error: passkeyError, response: &response)
                 values["passkeys"] = passkeys.section

@@ -87,15 +87,15 @@ struct FormCSRFTests {
         let account = try MFAPageTests.account(c)
         let session = try MFAPageTests.session(c, account)
         let sessionCookie = c.app.settings.defaultProject.session.cookieName + "=" + session
-        // The account page of a user with a factor: a remove form and the sign-out form.
+        // The account page of a user with a factor: a remove form, "sign out everywhere" and the sign-out form.
         let page = c.request("GET", "/__/auth/account", headers: ["cookie": sessionCookie])
         #expect(page.status == 200, "\(page.text)")
         let set = page.headers.filter { $0.0 == "Set-Cookie" && $0.1.hasPrefix(CSRF.cookieName + "=") }
         #expect(set.count == 1, "\(set)")
         let cookie = try #require(MFAPageTests.cookieValue(set.last?.1))
         let tokens = page.text.components(separatedBy: "name=\"csrf\" value=\"").dropFirst().map { String($0.prefix { $0 != "\"" }) }
-        #expect(tokens.count == 2, "\(page.text)")
-        let expected = [AccountPage.removePurpose, AccountPage.csrfPurpose].map { try? Self.token(c, cookie: cookie, purpose: $0) }
+        #expect(tokens.count == 3, "\(page.text)")
+        let expected = [AccountPage.removePurpose, AccountPage.sessionsPurpose, AccountPage.csrfPurpose].map { try? Self.token(c, cookie: cookie, purpose: $0) }
         #expect(tokens == expected.compactMap { $0 })
         // What the browser kept is what the forms were bound to: signing out works at once.
         let signOut = Self.post(c, "/__/auth/signout", "csrf=" + (tokens.last ?? ""),
