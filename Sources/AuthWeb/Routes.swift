@@ -152,6 +152,12 @@ enum RouteTable {
         // Operator console (Console/; docs/console.md): every handler goes through Console.handle
         // (session of the deployment's own project, second factor, operator), forms through ConsoleForm.
         // Console: users
+        page("GET", "/__/auth/console/users", [], ConsoleUsers.list)
+        page("GET", "/__/auth/console/users/{uid}", [], ConsoleUser.show)
+        page("POST", "/__/auth/console/users/{uid}", [], ConsoleUser.act)
+        // A uid nginx would not pass as one path segment ("/" in it, "." or ".."): in the query.
+        page("GET", "/__/auth/console/user", [], ConsoleUser.show)
+        page("POST", "/__/auth/console/user", [], ConsoleUser.act)
 
         // Console: activity, delivery, audit, keys
 

@@ -9,6 +9,7 @@ struct MustacheRendererTests {
         "list": "<ul>\n  {{#items}}\n  {{>item}}\n  {{/items}}\n</ul>\n",
         "layout": "<title>{{$title}}Default{{/title}}</title>\n{{$body}}no body{{/body}}\n",
         "mid": "{{<layout}}{{$title}}Middle{{/title}}{{/layout}}",
+        "console/layout": "<h1>{{$title}}Console{{/title}}</h1>\n",
     ]
 
     /// Renders `text` with `values` (and the partials above), linked and also specialised for `a`.
@@ -71,6 +72,8 @@ struct MustacheRendererTests {
         #expect(try Self.render("{{<layout}}\nignored\n{{$body}}Mine{{/body}}\n{{/layout}}\n", [:]) == "<title>Default</title>\nMine\n")
         #expect(try Self.render("{{<mid}}{{/mid}}", [:]) == "<title>Middle</title>\nno body\n")
         #expect(try Self.render("{{<mid}}{{$title}}Outer{{/title}}{{/mid}}", [:]) == "<title>Outer</title>\nno body\n")
+        // A parent in a folder closes with its whole name.
+        #expect(try Self.render("{{<console/layout}}{{$title}}Users{{/title}}{{/console/layout}}", [:]) == "<h1>Users</h1>\n")
     }
 
     @Test("specialising for fixed values renders the same bytes")

@@ -128,7 +128,8 @@ struct MustacheParser {
                 nodes.append(.section(MustachePath(name), inverted: sigil == UInt8(ascii: "^"), body: body))
             case UInt8(ascii: "/"):
                 pos += 1
-                let name = try readName()
+                // A parent's name may have a folder (`{{<console/layout}}` … `{{/console/layout}}`).
+                let name = try readPartialName()
                 guard name == state.sectionName else { throw fail("closing tag {{/\(name)}} does not match {{#\(state.sectionName ?? "")}}") }
                 if !standalone(state.newLine), !ws.isEmpty { nodes.append(.text(ws)) }
                 return nodes
