@@ -150,6 +150,11 @@ struct WebTests {
         ("POST", "/__/auth/account/sessions/revoke", [], .page),
         ("POST", "/__/auth/account/sessions/revoke-others", [], .page),
         ("POST", "/__/auth/account/sessions/revoke-all", [], .page),
+        ("GET", "/__/auth/console/users", [], .page),
+        ("GET", "/__/auth/console/users/{uid}", [], .page),
+        ("POST", "/__/auth/console/users/{uid}", [], .page),
+        ("GET", "/__/auth/console/user", [], .page),
+        ("POST", "/__/auth/console/user", [], .page),
     ]
 
     @Test("the route table is exactly the documented one, each pattern once per method")
