@@ -38,6 +38,7 @@ struct Dev: Command {
         // The templates and the database are checked here, once, so that a broken setup stops
         // `dev` with its message instead of a restart loop.
         _ = try Runtime(config: config).webApp()
+        try DemoOperator.ensure(config)
         let log = config.log
         let socket = dataDir + "/gatehouse.sock"
         var supervisor = ResponderSupervisor(config: config, socket: socket)
