@@ -250,9 +250,21 @@ public final class OutboxWorker: @unchecked Sendable {
             telemetry.delivery(channel: m.channel.rawValue, provider: sender.provider, result: next == nil ? "dead" : "failed")
             log.warning("\(line) attempt \(attempts) failed: \(error)" + (next == nil ? " (dead)" : "") + OutboxWorker.notRecorded(recorded))
         } else {
-            recorded = try store.markSent(lease, at: clock.now(), keepBody: sender.keepsBody)
+            recorded = try markSent(lease, store, keepBody: sender.keepsBody)
             telemetry.delivery(channel: m.channel.rawValue, provider: sender.provider, result: "sent")
             log.info("\(line) sent after \(attempts) attempt(s)" + OutboxWorker.notRecorded(recorded))
+        }
+    }
+
+    /// Records the send and, with it, the console's count of SMS and emails sent (a store that
+    /// keeps counters: every real one does).
+    func markSent(_ lease: OutboxLease, _ store: any OutboxStore, keepBody: Bool) throws -> Bool {
+        let m = lease.message, now = clock.now()
+        guard let counters = store as? any LimitStore, m.channel != .push else { return try store.markSent(lease, at: now, keepBody: keepBody) }
+        return try store.transaction {
+            guard try store.markSent(lease, at: now, keepBody: keepBody) else { return false }
+            try ActivityCounters.sent(counters, project: m.projectID, channel: m.channel, at: now)
+            return true
         }
     }
 

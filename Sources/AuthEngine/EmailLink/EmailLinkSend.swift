@@ -133,8 +133,12 @@ extension EmailLinks {
         let link = appLink ? EmailLinkURLs.wrapperURL(linkOrigin: linkOrigin, actionURL: action) : action
 
         let emailed = !req.returnOobLink
-        try store.transaction {
-            if !req.isAdmin { try countSend(mailbox: EmailAddress.mailbox(email), client: project.client(req.remoteAddress)) }
+        let refusal: AuthError? = try store.transaction {
+            // A refusal by the limits returns before anything is written but its tally (the
+            // console's refusals by budget), which commits.
+            if !req.isAdmin {
+                do { try countSend(mailbox: EmailAddress.mailbox(email), client: project.client(req.remoteAddress)) } catch let e as AuthError { return e }
+            }
             try store.purgeEmailLinks(expiredBefore: now - EmailLinks.retentionAfterExpiry)
             try store.insertEmailLink(record)
             if emailed {
@@ -148,7 +152,9 @@ extension EmailLinks {
             }
             try store.audit(AuditEvent(projectID: project.id, event: emailed ? .emailLinkSent : .emailLinkGenerated,
                                        localID: localID, remoteAddress: req.remoteAddress, detail: type.rawValue), at: now)
+            return nil
         }
+        if let refusal { throw refusal }
         return OobSendResult(email: email, oobCode: code, oobLink: link, record: record, emailed: emailed)
     }
 

@@ -112,6 +112,7 @@ public struct TOTPMFA {
             if fresh.mfaEnrollments.count >= MFAEnrollment.maxPerAccount { throw AuthError(.secondFactorLimitExceeded) }
             guard let step = TOTP.acceptedStep(code, secret: secret, now: now, adjacent: project.totp.adjacentIntervals, after: .min) else {
                 _ = try limits.record(TOTPMFA.attemptRule(project), key: "enrol|" + sessionKey)
+                try ActivityCounters.wrongCode(store, project: project.id, .totp, at: now)
                 return .wrongCode(budgetExceeded: !(try limits.record(PhoneSignIn.failureRule(project.phone), client: client, scope: project.id)))
             }
             // One enrolment per sessionInfo: a second finalize with it finds its use counted.
@@ -162,6 +163,7 @@ public struct TOTPMFA {
             guard let step = TOTP.acceptedStep(code, secret: secret, now: now, adjacent: project.totp.adjacentIntervals,
                                                after: factor.lastStep) else {
                 _ = try limits.record(TOTPMFA.attemptRule(project), key: attemptsKey)
+                try ActivityCounters.wrongCode(store, project: project.id, .totp, at: now)
                 return .wrongCode(budgetExceeded: !(try limits.record(PhoneSignIn.failureRule(project.phone), client: client, scope: project.id)))
             }
             guard try store.consumeMFAPending(hash: record.credentialHash, now: now) else { return .refused(AuthError(.invalidMFAPendingCredential)) }

@@ -115,6 +115,7 @@ extension PhoneSignIn {
                 guard valid, Digest.constantTimeEqual(given, record.codeHash) else {
                     _ = try store.recordWrongPhoneCode(sessionHash: record.sessionHash, maxAttempts: policy.maxAttemptsPerSession)
                     let within = try limits.record(failures, client: client, scope: project.id)
+                    try ActivityCounters.wrongCode(store, project: project.id, purpose == .signIn ? .phone : .mfaPhone, at: now)
                     return .wrongCode(budgetExceeded: !within)
                 }
                 guard try store.consumePhoneVerification(sessionHash: record.sessionHash, now: now, maxAttempts: policy.maxAttemptsPerSession) else {

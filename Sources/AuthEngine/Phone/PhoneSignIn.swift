@@ -84,19 +84,21 @@ public struct PhoneSignIn {
         // The new code and its keyed hashes need no database: made before taking the write lock.
         let draft = Draft(number, keys: keys, random: random, client: client, project: project.id)
         // One write transaction: the reentrancy check, the send limits and the new code.
-        return try store.transaction {
+        let outcome: Result<SendResult, AuthError> = try store.transaction {
             // Reentrancy: this client network's pending code for the same number and purpose is
             // reused, nothing is sent or counted, whatever app the request names (a header the
             // client chooses freely must not buy it a fresh send).
             if let pending = try store.pendingPhoneVerification(project: project.id, phoneNumber: number.e164,
                                                                 purpose: request.purpose, clientHash: draft.clientHash, now: clock.now(),
                                                                 maxAttempts: policy.maxAttemptsPerSession) {
-                return result(pending, keys: keys, queued: false)
+                return .success(result(pending, keys: keys, queued: false))
             }
-            // A refusal throws before anything is written (the rollback undoes nothing).
-            try countSend(number, client: client, purpose: request.purpose)
-            return try issue(draft, appID: appID, purpose: request.purpose, compose: request.composeSMS)
+            // A refusal by the limits returns before anything is written but its tally (the
+            // console's refusals by budget), which commits.
+            do { try countSend(number, client: client, purpose: request.purpose) } catch let refusal as AuthError { return .failure(refusal) }
+            return .success(try issue(draft, appID: appID, purpose: request.purpose, compose: request.composeSMS))
         }
+        return try outcome.get()
     }
 
     /// The hosted page's "send again": allowed `PhonePolicy.resendAfterSeconds` after the code
@@ -115,13 +117,15 @@ public struct PhoneSignIn {
         let client = project.client(remoteAddress)
         let keys = try PhoneKeys.load(store: store, random: random, at: now)
         let draft = Draft(number, keys: keys, random: random, client: client, project: project.id)
-        return try store.transaction {
-            try countSend(number, client: client, purpose: old.purpose)
+        let outcome: Result<SendResult, AuthError> = try store.transaction {
+            // A refusal by the limits commits only its tally (as in `sendCode`).
+            do { try countSend(number, client: client, purpose: old.purpose) } catch let refusal as AuthError { return .failure(refusal) }
             guard try store.supersedePhoneVerification(sessionHash: old.sessionHash, at: clock.now()) else {
                 throw AuthError(.sessionExpired)
             }
-            return try issue(draft, appID: old.appID, purpose: old.purpose, compose: composeSMS)
+            return .success(try issue(draft, appID: old.appID, purpose: old.purpose, compose: composeSMS))
         }
+        return try outcome.get()
     }
 
     /// The detail of the error a too-early "send again" gets.

@@ -61,6 +61,8 @@ public struct SMSPumpingGuard {
         for s in [projectSeries] + targets.map(series) {
             _ = try store.incrementCounter(bucket: s, windowStart: start, amount: 1, expiresAt: start + SMSPumpingGuard.kept)
         }
+        // The console's sends per country per day (kept a month, unlike the 26 h series above).
+        try ActivityCounters.smsRegion(store, project: project.id, region: number.region, at: now)
         // The send that crosses the line still goes out: a refusal would roll back the hold.
         for t in targets { try holdIfJumped(t, start: start, now: now) }
     }

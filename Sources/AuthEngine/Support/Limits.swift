@@ -1,5 +1,10 @@
 /// Rate limits over fixed windows in the store. Flows call `hit` before doing work; over the
 /// limit → `TOO_MANY_ATTEMPTS_TRY_LATER` (or the error the flow passes).
+///
+/// Every refusal a rule decides (`record`/`hit` past the budget, `allows` false, `admits` nil)
+/// is also counted for the console's Activity page, once per decision, under the rule's name
+/// (`ActivityCounters.refusal`, deployment-wide), in the caller's transaction: a flow that
+/// commits its counts on a refusal commits that one too. A call that fits writes nothing more.
 public struct Limits {
     public let store: any LimitStore
     public let clock: any Clock
@@ -46,18 +51,19 @@ public struct Limits {
     /// Whether another send to `key` fits (does not count); nil when neither the budget nor the
     /// client block's reserve has room.
     public func admits(_ budget: DestinationBudget, key: String, client: ClientAddress) throws -> DestinationAdmission? {
-        var shared = true
-        for rule in budget.rules where try !allows(rule, key: key) { shared = false }
-        if shared { return .budget }
-        guard let reserve = budget.reserve else { return nil }
-        return try allows(reserve, key: key + "|" + client.wide) ? .reserve : nil
+        var refusedBy: Rule?
+        for rule in budget.rules where try !fits(rule, key: key) { refusedBy = refusedBy ?? rule }
+        guard let refusedBy else { return .budget }
+        if let reserve = budget.reserve, try fits(reserve, key: key + "|" + client.wide) { return .reserve }
+        try noteRefusal(refusedBy)
+        return nil
     }
 
     /// Counts a send admitted as `admission`: on every rule of the budget (so the budget keeps
     /// its count), and on the block's reserve when that is what let it through.
     public func count(_ budget: DestinationBudget, key: String, client: ClientAddress, as admission: DestinationAdmission) throws {
-        for rule in budget.rules { _ = try record(rule, key: key) }
-        if admission == .reserve, let reserve = budget.reserve { _ = try record(reserve, key: key + "|" + client.wide) }
+        for rule in budget.rules { _ = try tally(rule, key: key) }
+        if admission == .reserve, let reserve = budget.reserve { _ = try tally(reserve, key: key + "|" + client.wide) }
     }
 
     // MARK: Per client: both tiers of the client's network
@@ -65,8 +71,9 @@ public struct Limits {
     /// Counts one event for the client (`rule.max`) and for its block (`rule.max × wideFactor`);
     /// false if either is past its budget. `scope` separates projects.
     public func record(_ rule: Rule, client: ClientAddress, scope: String) throws -> Bool {
-        let narrow = try record(rule, key: scope + "|" + client.narrow)
-        let wide = try record(rule.widened(client.wideFactor), key: scope + "|" + client.wide)
+        let narrow = try tally(rule, key: scope + "|" + client.narrow)
+        let wide = try tally(rule.widened(client.wideFactor), key: scope + "|" + client.wide)
+        if !(narrow && wide) { try noteRefusal(rule) }
         return narrow && wide
     }
 
@@ -74,9 +81,12 @@ public struct Limits {
         if try !record(rule, client: client, scope: scope) { throw error }
     }
 
-    /// Whether another event would still fit on both tiers (does not count).
+    /// Whether another event would still fit on both tiers (does not count the event; a false
+    /// answer is counted as a refusal: the caller refuses).
     public func allows(_ rule: Rule, client: ClientAddress, scope: String) throws -> Bool {
-        try allows(rule, key: scope + "|" + client.narrow) && allows(rule.widened(client.wideFactor), key: scope + "|" + client.wide)
+        let fits = try fits(rule, key: scope + "|" + client.narrow) && fits(rule.widened(client.wideFactor), key: scope + "|" + client.wide)
+        if !fits { try noteRefusal(rule) }
+        return fits
     }
 
     /// Events of the client (narrow tier) so far in the current window.
@@ -97,15 +107,35 @@ public struct Limits {
     /// Counts one event; false if that takes the counter past `rule.max`. For a flow that counts
     /// inside its own transaction and must commit the count even when it refuses the request.
     public func record(_ rule: Rule, key: String, amount: Int = 1) throws -> Bool {
+        let within = try tally(rule, key: key, amount: amount)
+        if !within { try noteRefusal(rule) }
+        return within
+    }
+
+    /// Whether another event would still fit (does not count the event; a false answer is
+    /// counted as a refusal: the caller refuses).
+    public func allows(_ rule: Rule, key: String) throws -> Bool {
+        let fits = try fits(rule, key: key)
+        if !fits { try noteRefusal(rule) }
+        return fits
+    }
+
+    /// Counts one event without noting a refusal; false past the budget.
+    func tally(_ rule: Rule, key: String, amount: Int = 1) throws -> Bool {
         let start = window(rule)
         let n = try store.incrementCounter(bucket: rule.name + ":" + key, windowStart: start, amount: amount,
                                            expiresAt: start + rule.windowSeconds * 1000)
         return n <= rule.max
     }
 
-    /// Whether another event would still fit (does not count).
-    public func allows(_ rule: Rule, key: String) throws -> Bool {
+    /// Whether another event fits, noting nothing.
+    func fits(_ rule: Rule, key: String) throws -> Bool {
         try store.counter(bucket: rule.name + ":" + key, windowStart: window(rule)) < rule.max
+    }
+
+    /// One refusal by `rule` (its block's tier counted under the rule's own name).
+    func noteRefusal(_ rule: Rule) throws {
+        try ActivityCounters.refusal(store, rule: rule.name, at: clock.now())
     }
 
     /// Events counted so far in the current window.
