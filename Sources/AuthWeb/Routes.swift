@@ -148,6 +148,8 @@ enum RouteTable {
         page("POST", "/__/auth/account/sessions/revoke", [], AccountPage.revokeSession, flow: .init("sessions", "revoke"))
         page("POST", "/__/auth/account/sessions/revoke-others", [], AccountPage.revokeOtherSessions, flow: .init("sessions", "revoke_others"))
         page("POST", "/__/auth/account/sessions/revoke-all", [], AccountPage.revokeAllSessions, flow: .init("sessions", "revoke_all"))
+        page("GET", "/__/auth/signout-everywhere", [], SignOutEverywherePage.show)
+        page("POST", "/__/auth/signout-everywhere", [], SignOutEverywherePage.signOut, flow: .init("sign_in_notice", "signout_everywhere"))
 
         // Operator console (Console/; docs/console.md): every handler goes through Console.handle
         // (session of the deployment's own project, second factor, operator), forms through ConsoleForm.

@@ -25,6 +25,9 @@ enum SessionCookie {
                                                       idleTimeout: policy.idleTimeoutSeconds, authTime: authTime,
                                                       secondFactor: secondFactor, device: SignInRecording.device(ctx))
         response.addCookie(cookie(jwt, project: ctx.project, maxAge: Int(policy.cookieLifetimeSeconds)))
+        // A sign-in (not a session re-issued for an earlier one after a change, which passes its
+        // `authTime`) meets the new sign-in notice.
+        if authTime == nil { SignInRecording.hostedSignIn(ctx, account: account, provider: provider) }
         SessionPurge.runIfDue(ctx)
     }
 

@@ -230,7 +230,8 @@ struct Config {
 
     static let knownProjectKeys: Set<String> = ["id", "api_keys", "authorized_domains", "ios_apps", "android_apps", "test_phone_numbers",
                                                 "sms_regions", "default_locale", "sms_origin_domain", "phone", "email_link", "session", "push", "$comment",
-                                                "app_verification", "mfa", "mfa_totp", "custom_token_signers", "api_key_origins", "passkeys"]
+                                                "app_verification", "mfa", "mfa_totp", "custom_token_signers", "api_key_origins", "passkeys",
+                                                "new_sign_in_notice"]
 
     static func project(_ j: JSON, index: Int, dev: Bool, problems: inout [String]) -> ProjectSettings {
         let pfx = "projects[\(index)]."
@@ -316,6 +317,7 @@ struct Config {
         }
         c.applyTOTP(project: j, into: &p, prefix: pfx, problems: &problems)
         c.applyPasskeys(project: j, into: &p, prefix: pfx, problems: &problems)
+        c.applySignInNotice(project: j, into: &p, prefix: pfx, problems: &problems)
         if let ph = j["phone"] {
             let q = pfx + "phone."
             c.int(ph, "code_lifetime_seconds", 60...600, &problems, prefix: q).map { p.phone.codeLifetimeSeconds = Int64($0) }

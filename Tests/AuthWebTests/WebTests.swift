@@ -150,6 +150,8 @@ struct WebTests {
         ("POST", "/__/auth/account/sessions/revoke", [], .page),
         ("POST", "/__/auth/account/sessions/revoke-others", [], .page),
         ("POST", "/__/auth/account/sessions/revoke-all", [], .page),
+        ("GET", "/__/auth/signout-everywhere", [], .page),
+        ("POST", "/__/auth/signout-everywhere", [], .page),
         ("GET", "/__/auth/console/users", [], .page),
         ("GET", "/__/auth/console/users/{uid}", [], .page),
         ("POST", "/__/auth/console/users/{uid}", [], .page),

@@ -122,6 +122,8 @@ public struct ProjectSettings: Sendable, Equatable {
     public var push = PushPolicy()
     /// Passkeys (WebAuthn): sign-in, enrolment, `?require=passkey`.
     public var passkeys = PasskeyPolicy()
+    /// The new sign-in notice (`Devices/SignInNotice.swift`); off by default.
+    public var signInNotice = SignInNoticePolicy()
 
     public init(id: String, apiKeys: [String] = [], devMode: Bool = false, authorizedDomains: [String] = [],
                 iosApps: [IOSApp] = [], androidApps: [AndroidApp] = [], testPhoneNumbers: [String: String] = [:],
