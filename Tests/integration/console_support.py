@@ -41,10 +41,12 @@ class Browser(requests.Session):
     Paths are relative to the Gatehouse; redirects are not followed unless asked; every request
     carries the Gatehouse's Origin (what a browser sends with a form post)."""
 
-    def __init__(self, gh):
+    def __init__(self, gh, user_agent: str | None = None):
         super().__init__()
         self.gh = gh
         self.headers["Origin"] = gh.base
+        if user_agent:
+            self.headers["User-Agent"] = user_agent
 
     def request(self, method, url, *args, **kw):
         kw.setdefault("allow_redirects", False)
@@ -129,10 +131,10 @@ def email_link_sign_in(gh, email: str, continue_path: str = CONSOLE + "/users", 
     return post_form(client, page.text, "/__/auth/action", email=email)
 
 
-def sign_in(gh, user, continue_path: str = CONSOLE + "/users") -> Browser:
+def sign_in(gh, user, continue_path: str = CONSOLE + "/users", user_agent: str | None = None) -> Browser:
     """A TOTP user (`mfa_support.totp_user`) signed in on the hosted pages with both factors: the
     email link, then the app's code on the second-factor page. The client holds the session."""
-    client = Browser(gh)
+    client = Browser(gh, user_agent)
     r = email_link_sign_in(gh, user["email"], continue_path, client)
     assert r.status_code in (302, 303) and urlsplit(r.headers["Location"]).path == "/__/auth/mfa", (r.status_code, r.headers, r.text)
     page = client.get(r.headers["Location"])
@@ -165,10 +167,10 @@ def operator(gh, tag: str = "op") -> Operator:
     return Operator(sign_in(gh, user), user)
 
 
-def signed_in_user(gh, tag: str = "user") -> Operator:
+def signed_in_user(gh, tag: str = "user", user_agent: str | None = None) -> Operator:
     """A new TOTP user signed in with both factors, not an operator."""
     user = totp_user(gh, tag)
-    return Operator(sign_in(gh, user), user)
+    return Operator(sign_in(gh, user, user_agent=user_agent), user)
 
 
 # --- Forms -------------------------------------------------------------------------------------
