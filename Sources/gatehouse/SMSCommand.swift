@@ -42,7 +42,7 @@ enum SMSCommand {
             let config = try common.load()
             let pid = try config.projectID(project)
             let store = try Runtime(config: config).openStore()
-            guard try SMSPumpingGuard.release(key, project: pid, store: store, at: SystemClock().now()) else {
+            guard try DeliveryOperations(store: store, clock: SystemClock(), actor: "cli").releaseHold(key, project: pid) else {
                 print("no hold of \(key) in project \(pid)")
                 throw ExitStatus(1)
             }

@@ -23,7 +23,7 @@ public struct Activity {
         public let name: String
         public var values: [Int]
         public init(name: String, values: [Int]) { self.name = name; self.values = values }
-        public var total: Int { values.reduce(0) { $0.addingReportingOverflow($1).overflow ? Int.max : $0 + $1 } }
+        public var total: Int { values.reduce(0) { var t = $0; Activity.add(&t, $1); return t } }
     }
 
     public struct Report: Sendable, Equatable {
@@ -92,7 +92,7 @@ public struct Activity {
         var signIns: [String: [String: [Int]]] = [:]
         func addSignIn(_ method: String, _ outcome: String, _ at: Millis, _ n: Int) {
             guard let i = index(at) else { return }
-            signIns[method, default: [:]][outcome, default: Array(repeating: 0, count: count)][i] += n
+            Activity.add(&signIns[method, default: [:]][outcome, default: Array(repeating: 0, count: count)][i], n)
         }
         for w in try store.counterWindows(prefix: ActivityCounters.bucket(project, "signin:"), from: first, to: end)
         where marked.contains(w.windowStart) {
@@ -114,7 +114,7 @@ public struct Activity {
             let full = ActivityCounters.bucket(p, prefix)
             for w in try store.counterWindows(prefix: full, from: first, to: end) {
                 guard let i = index(w.windowStart) else { continue }
-                out[String(w.bucket.dropFirst(full.count)), default: zero][i] += w.count
+                Activity.add(&out[String(w.bucket.dropFirst(full.count)), default: zero][i], w.count)
             }
             return out
         }
@@ -140,13 +140,19 @@ public struct Activity {
         for w in try store.counterWindows(prefix: prefix, from: first, to: today + Activity.day) {
             let i = Int((w.windowStart - first) / Activity.day)
             guard i >= 0, i < days else { continue }
-            out[String(w.bucket.dropFirst(prefix.count)), default: Array(repeating: 0, count: days)][i] += w.count
+            Activity.add(&out[String(w.bucket.dropFirst(prefix.count)), default: Array(repeating: 0, count: days)][i], w.count)
         }
         let regions = out.map { Series(name: $0.key, values: $0.value) }.sorted { ($0.total, $1.name) > ($1.total, $0.name) }
         return ((0..<days).map { first + Millis($0) * Activity.day }, regions)
     }
 
     // MARK: Roll-up
+
+    /// Adds, saturating: counts come from the store, and no count may trap the process.
+    static func add(_ total: inout Int, _ n: Int) {
+        let (sum, overflow) = total.addingReportingOverflow(n)
+        total = overflow ? (n < 0 ? Int.min : Int.max) : sum
+    }
 
     struct SignInCount { let bucketStart: Millis; let method: String; let outcome: String; let count: Int }
 
@@ -178,7 +184,7 @@ public struct Activity {
         let wanted = Set(hours)
         var totals: [String: [Millis: Int]] = [:]
         for c in try signInCounts(project: project, from: lo, to: hi + Activity.hour) where wanted.contains(c.bucketStart) {
-            totals["signin:" + c.method + ":" + c.outcome, default: [:]][c.bucketStart, default: 0] += c.count
+            Activity.add(&totals["signin:" + c.method + ":" + c.outcome, default: [:]][c.bucketStart, default: 0], c.count)
         }
         let marker = ActivityCounters.bucket(project, "rolled")
         do {

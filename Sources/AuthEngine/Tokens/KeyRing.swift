@@ -95,6 +95,16 @@ public final class KeyRing: Sendable {
         return record
     }
 
+    /// A rotation an operator asks for (`gatehouse keys rotate`, the console's Keys page): a new
+    /// signer at once, audited as `key.rotate` with `actor` (`cli`, `operator:<uid>`). Keys serve
+    /// every project: the row names none.
+    @discardableResult
+    public func rotate(store: any SigningKeyStore & AuditStore, random: any RandomSource, actor: String) throws -> SigningKeyRecord {
+        let record = try rotate(store: store, random: random)
+        try store.audit(AuditEvent(projectID: "*", event: .keyRotate, detail: "kid=\(record.kid)", actor: actor), at: clock.now())
+        return record
+    }
+
     public func invalidate() { cache.withLock { c in c.cached = nil; c.generation += 1; c.derivedCache = [:] } }
 
     /// Published keys, newest first (cached briefly).
