@@ -162,6 +162,13 @@ enum RouteTable {
         page("POST", "/__/auth/console/user", [], ConsoleUser.act)
 
         // Console: activity, delivery, audit, keys
+        page("GET", "/__/auth/console", [], ConsoleActivity.redirect)
+        page("GET", "/__/auth/console/", [], ConsoleActivity.show)
+        page("GET", "/__/auth/console/delivery", [], ConsoleDelivery.show)
+        page("POST", "/__/auth/console/delivery", [], ConsoleDelivery.act)
+        page("GET", "/__/auth/console/audit", [], ConsoleAudit.show)
+        page("GET", "/__/auth/console/keys", [], ConsoleKeys.show)
+        page("POST", "/__/auth/console/keys", [], ConsoleKeys.rotate)
 
 
         return r

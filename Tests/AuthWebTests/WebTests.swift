@@ -157,6 +157,13 @@ struct WebTests {
         ("POST", "/__/auth/console/users/{uid}", [], .page),
         ("GET", "/__/auth/console/user", [], .page),
         ("POST", "/__/auth/console/user", [], .page),
+        ("GET", "/__/auth/console", [], .page),
+        ("GET", "/__/auth/console/", [], .page),
+        ("GET", "/__/auth/console/delivery", [], .page),
+        ("POST", "/__/auth/console/delivery", [], .page),
+        ("GET", "/__/auth/console/audit", [], .page),
+        ("GET", "/__/auth/console/keys", [], .page),
+        ("POST", "/__/auth/console/keys", [], .page),
     ]
 
     @Test("the route table is exactly the documented one, each pattern once per method")
