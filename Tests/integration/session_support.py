@@ -52,7 +52,9 @@ def sign_out(g, cookie: str) -> requests.Response:
     """Signs out the way the account page's form does (CSRF cookie + token)."""
     page = get_with_cookie(g, "/__/auth/account", cookie)
     assert page.status_code == 200, page.text
-    token = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    # The token of the sign-out form itself: the page's other forms carry tokens of their own purposes.
+    form = re.search(r'<form[^>]*action="/__/auth/signout"[^>]*>(.*?)</form>', page.text, re.S).group(1)
+    token = re.search(r'name="csrf" value="([^"]+)"', form).group(1)
     csrf_cookie = re.search(r"__Host-gh_csrf=([^;]+)", page.headers["Set-Cookie"]).group(1)
     return g.post("/__/auth/signout", data={"csrf": token},
                   headers={"Cookie": f"{COOKIE}={cookie}; __Host-gh_csrf={csrf_cookie}", "Origin": g.base})
