@@ -186,6 +186,14 @@ def test_the_list_searches_and_pages(gh, op):
     # An email, upper-cased as typed: found as stored (lower case).
     page = op.client.get(f"{cs.CONSOLE}/users", params={"q": f"PG-{t}-1".upper() + "5@" + t.upper()})
     assert re.findall(r'<tr data-uid="([^"]+)"', page.text) == [uids[15]]
+    # An email prefix without its "@", in the field picked: the same 60, the next page keeps the field.
+    page = op.client.get(f"{cs.CONSOLE}/users", params={"q": f"PG-{t}-", "in": "email"})
+    assert re.findall(r'<tr data-uid="([^"]+)"', page.text) == uids[:50]
+    href = re.search(r'<a href="([^"]+)" id="users-next"', page.text).group(1).replace("&amp;", "&")
+    assert "in=email" in href and re.findall(r'<tr data-uid="([^"]+)"', op.client.get(href).text) == uids[50:]
+    # A uid picked for a text with "@": no uid has one.
+    page = op.client.get(f"{cs.CONSOLE}/users", params={"q": f"pg-{t}-15@", "in": "uid"})
+    assert 'id="users-empty"' in page.text
     # A phone number with spaces: its digits.
     spaced = f"+33 6 2{phones[5]} {phones[6:8]} {phones[8:]}"
     page = op.client.get(f"{cs.CONSOLE}/users", params={"q": spaced + "5"})

@@ -6,9 +6,9 @@ import TextCoding
 /// Pages of 50 from `ConsoleStore.accountPage`, each one index range (BENCHMARKS.md "Console"):
 /// - no search: newest accounts first (`sort=created`) or most recent sign-in first
 ///   (`sort=last_sign_in`; accounts that never signed in are not in that order);
-/// - a search (`q`): a prefix of one field, told by its look: with "@" an email address
-///   (lower-cased, as accounts keep them), starting with "+" a phone number (its digits), else a
-///   uid; in that field's byte order.
+/// - a search (`q`): a prefix of one field, the one `in` names (`uid`, `email`, `phone`) or, by
+///   default, told by its look: with "@" an email address (lower-cased, as accounts keep them),
+///   starting with "+" a phone number (its digits), else a uid; in that field's byte order.
 /// The next page starts after the last row shown (`after`: `<ms>.<uid>` in an order, the field's
 /// value in a search), so a page is as fast at the millionth account as at the first.
 enum ConsoleUsers {
@@ -17,15 +17,16 @@ enum ConsoleUsers {
     static let maxQuery = 320
 
     /// The search a `q` asks for; nil for none; throws for one that cannot be run.
-    static func search(_ raw: String) throws -> (field: AccountListing.Field, prefix: String)? {
+    static func search(_ raw: String, in named: AccountListing.Field? = nil) throws -> (field: AccountListing.Field, prefix: String)? {
         let q = raw.trimmingSpaces
         guard !q.isEmpty else { return nil }
         // Control characters are in no stored value (and PostgreSQL refuses NUL in text).
         guard q.utf8.count <= maxQuery, !q.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else {
             throw AuthError(.invalidArgument, "search")
         }
-        if q.contains("@") { return (.email, q.lowercased()) }
-        if q.hasPrefix("+") {
+        let field = named ?? (q.contains("@") ? .email : q.hasPrefix("+") ? .phone : .uid)
+        if field == .email { return (.email, q.lowercased()) }
+        if field == .phone {
             // "+44 20 7946-0958" → "+442079460958", as numbers are kept (E.164).
             return (.phone, "+" + String(q.dropFirst().filter { $0.isASCII && $0.isNumber }))
         }
@@ -39,15 +40,17 @@ enum ConsoleUsers {
             let project = Console.project(ctx)
             let q = String((ctx.request.query("q") ?? "").prefix(maxQuery + 1))
             let order = AccountListing.Order(rawValue: ctx.request.query("sort") ?? "") ?? .created
+            let named = AccountListing.Field(rawValue: ctx.request.query("in") ?? "")
             var values: [String: TemplateValue] = [
                 "q": .string(q), "sortCreated": .bool(order == .created), "sortLastSignIn": .bool(order == .lastSignIn),
+                "inAny": .bool(named == nil), "inUid": .bool(named == .uid), "inEmail": .bool(named == .email), "inPhone": .bool(named == .phone),
             ]
             var listing = AccountListing()
             listing.order = order
             listing.limit = pageSize + 1
             var status = 200
             do {
-                if let found = try search(q) {
+                if let found = try search(q, in: named) {
                     listing.search = found
                     values["searching"] = .string((s["console_users.results"] ?? "{field} starting with “{prefix}”")
                         .replacing("{field}", with: s["console_users.field.\(found.field.rawValue)"] ?? found.field.rawValue)
@@ -67,7 +70,8 @@ enum ConsoleUsers {
             if more { rows.removeLast(rows.count - pageSize) }
             values["users"] = .list(rows.map { row($0, ctx: ctx, project: project) })
             values["empty"] = .bool(rows.isEmpty)
-            var base = "q=" + PercentEncoding.encode(q) + "&sort=" + order.rawValue + "&" + query(ctx, project)
+            var base = "q=" + PercentEncoding.encode(q) + (named.map { "&in=" + $0.rawValue } ?? "") + "&sort=" + order.rawValue + "&"
+                + query(ctx, project)
             if listing.afterKey != nil || listing.afterTime != nil { values["firstHref"] = .string(Console.base + "/users?" + base) }
             if more, let last = rows.last {
                 base += "&after=" + PercentEncoding.encode(next(after: last, listing))
