@@ -17,9 +17,10 @@ struct StoreContractSignIns {
         try body(db, try db.open())
     }
 
-    static func token(_ n: Int, family: String, user: String = "u1", at: Millis = 1_000, rotated: Millis? = nil) -> RefreshTokenRecord {
+    static func token(_ n: Int, family: String, user: String = "u1", at: Millis = 1_000, rotated: Millis? = nil,
+                      userAgent: String? = nil, network: String? = nil) -> RefreshTokenRecord {
         RefreshTokenRecord(tokenHash: Digest.sha256("t\(n)"), familyID: family, projectID: "p", localID: user, provider: "phone",
-                           authTime: 1, createdAt: at, rotatedAt: rotated)
+                           authTime: 1, createdAt: at, rotatedAt: rotated, userAgent: userAgent, network: network)
     }
 
     static func session(_ n: Int, user: String = "u1", at: Millis = 1_000) -> SessionRecord {
@@ -27,15 +28,14 @@ struct StoreContractSignIns {
                       expiresAt: 10_000_000, idleTimeoutSeconds: 0, secondFactor: "f1", userAgent: "UA \(n)", network: "203.0.113.0/24")
     }
 
-    @Test("live refresh tokens: the newest of each family, rotated and revoked ones left out; a device set on a token",
+    @Test("live refresh tokens: the newest of each family, rotated and revoked ones left out; a token's device read back",
           arguments: Backend.available)
     func liveTokens(backend: Backend) throws {
         try with(backend) { _, s in
             try s.insertRefreshToken(Self.token(1, family: "fa", at: 1_000, rotated: 2_000))
-            try s.insertRefreshToken(Self.token(2, family: "fa", at: 2_000))
+            try s.insertRefreshToken(Self.token(2, family: "fa", at: 2_000, userAgent: "Firefox", network: "198.51.100.0/24"))
             try s.insertRefreshToken(Self.token(3, family: "fb", at: 1_500))
             try s.insertRefreshToken(Self.token(4, family: "fc", user: "u2"))
-            try s.setRefreshTokenDevice(hash: Digest.sha256("t2"), userAgent: "Firefox", network: "198.51.100.0/24")
             let live = try s.liveRefreshTokens(project: "p", localID: "u1")
             #expect(live.map(\.familyID) == ["fb", "fa"])
             #expect(live.first { $0.familyID == "fa" }?.userAgent == "Firefox")
@@ -52,7 +52,7 @@ struct StoreContractSignIns {
     func revocations(backend: Backend) throws {
         try with(backend) { _, s in
             try s.insertRefreshToken(Self.token(1, family: "fa", at: 1_000, rotated: 2_000))
-            try s.insertRefreshToken(Self.token(2, family: "fa", at: 2_000))
+            try s.insertRefreshToken(Self.token(2, family: "fa", at: 2_000, userAgent: "Firefox", network: "198.51.100.0/24"))
             try s.insertRefreshToken(Self.token(3, family: "fb"))
             try s.insertRefreshToken(Self.token(4, family: "fc", user: "u2"))
             for n in 1...3 { try s.insertSession(Self.session(n)) }

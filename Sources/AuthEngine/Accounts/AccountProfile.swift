@@ -2,6 +2,8 @@
 /// §2.8, §2.9): change display name and photo, remove attributes or providers, delete the
 /// account, and create an anonymous account.
 public struct AccountProfile {
+    /// The device signing in, for the refresh tokens this flow issues (`SignInTokens.device`).
+    public var device: SignInDevice?
     /// Anonymous sign-ups per client address per hour (each one creates an account).
     public static let signUpsPerIPPerHour = Limits.Rule("signup-ip", max: 100, per: 3600)
 
@@ -66,7 +68,7 @@ public struct AccountProfile {
             a.lastLoginAt = now
             a.lastRefreshAt = now
             try store.insertAccount(a)
-            let issued = try SignInTokens(tokens: tokens, store: store, random: random).issue(for: a, provider: "anonymous",
+            let issued = try SignInTokens(tokens: tokens, store: store, random: random, device: device).issue(for: a, provider: "anonymous",
                                                                                                authTime: now / 1000)
             try store.audit(AuditEvent(projectID: project, event: .anonymousSignUp, localID: a.localID, remoteAddress: remoteAddress), at: now)
             return (a, issued)

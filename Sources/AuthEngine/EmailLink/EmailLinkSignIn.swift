@@ -73,7 +73,7 @@ extension EmailLinks {
             account.lastLoginAt = now
             if issueTokens { account.lastRefreshAt = now }
             if isNew { try store.insertAccount(account) } else { try store.updateAccount(account) }
-            let issued = issueTokens ? try SignInTokens(tokens: tokens, store: store, random: random).issue(for: account, provider: "password") : nil
+            let issued = issueTokens ? try SignInTokens(tokens: tokens, store: store, random: random, device: device).issue(for: account, provider: "password") : nil
             try store.audit(AuditEvent(projectID: project.id, event: isNew ? .emailLinkSignUp : .emailLinkSignIn,
                                        localID: account.localID, remoteAddress: remoteAddress), at: now)
             return EmailLinkSignInResult(account: account, isNewUser: isNew, tokens: issued)

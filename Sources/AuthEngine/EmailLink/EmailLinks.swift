@@ -4,6 +4,8 @@ import AuthCrypto
 /// "Email-link sign-in and the action handler"): sending links, completing sign-in, inspecting and
 /// applying codes. oobCodes are 32 random bytes (base64url), stored only as SHA-256, single use.
 public struct EmailLinks {
+    /// The device signing in, for the refresh tokens this flow issues (`SignInTokens.device`).
+    public var device: SignInDevice?
     public let store: any GatehouseStore
     public let clock: any Clock
     public let random: any RandomSource

@@ -108,13 +108,13 @@ extension PhoneMFA {
             try store.audit(AuditEvent(projectID: project.id, event: .mfaSignIn, localID: account.localID, remoteAddress: remoteAddress,
                                        detail: enrollment.enrollmentID), at: now)
             let pending = issueTokens
-                ? try SignInTokens(tokens: tokens, store: store, random: random).record(
+                ? try SignInTokens(tokens: tokens, store: store, random: random, device: device).record(
                     for: account, provider: record.firstFactor, authTime: now / 1000,
                     secondFactor: SecondFactor(identifier: enrollment.enrollmentID))
                 : nil
             return (account, enrollment, pending)
         }
-        let issued = try outcome.2.map { try SignInTokens(tokens: tokens, store: store, random: random).finish($0) }
+        let issued = try outcome.2.map { try SignInTokens(tokens: tokens, store: store, random: random, device: device).finish($0) }
         return SignedIn(account: outcome.0, enrollment: outcome.1, firstFactor: record.firstFactor, tokens: issued)
     }
 }

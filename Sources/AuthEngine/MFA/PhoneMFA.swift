@@ -6,6 +6,8 @@ import AuthCrypto
 /// attempt budget, per-number and per-client limits, region policy, app verification, test
 /// numbers and SMS text; each code is bound to its purpose (`PhoneCodePurpose`).
 public struct PhoneMFA {
+    /// The device signing in, for the refresh tokens this flow issues (`SignInTokens.device`).
+    public var device: SignInDevice?
     public let store: any GatehouseStore
     public let clock: any Clock
     public let random: any RandomSource
@@ -121,7 +123,7 @@ public struct PhoneMFA {
                                   issueTokens: issueTokens)
             return (fresh, enrollment, pending)
         }
-        let issued = try pending.map { try SignInTokens(tokens: tokens, store: store, random: random).finish($0) }
+        let issued = try pending.map { try SignInTokens(tokens: tokens, store: store, random: random, device: device).finish($0) }
         return Enrolled(account: enrolled, enrollment: enrollment, tokens: issued)
     }
 
@@ -142,7 +144,7 @@ public struct PhoneMFA {
         try store.audit(AuditEvent(projectID: project.id, event: .mfaEnrol, localID: fresh.localID, remoteAddress: remoteAddress,
                                    detail: enrollment.enrollmentID), at: now)
         guard issueTokens else { return nil }
-        return try SignInTokens(tokens: tokens, store: store, random: random).record(
+        return try SignInTokens(tokens: tokens, store: store, random: random, device: device).record(
             for: fresh, provider: firstFactor, authTime: now / 1000,
             secondFactor: SecondFactor(factor: enrollment.factorID, identifier: enrollment.enrollmentID))
     }
@@ -179,12 +181,12 @@ public struct PhoneMFA {
             // The caller keeps the second factor it passed unless that is the one removed.
             let kept = proof.secondFactor.flatMap { $0.identifier == enrollmentID ? nil : $0 }
             let pending = issueTokens
-                ? try SignInTokens(tokens: tokens, store: store, random: random).record(
+                ? try SignInTokens(tokens: tokens, store: store, random: random, device: device).record(
                     for: fresh, provider: proof.firstFactor, authTime: proof.authTime, secondFactor: kept)
                 : nil
             return (fresh, pending)
         }
-        return (updated, try pending.map { try SignInTokens(tokens: tokens, store: store, random: random).finish($0) })
+        return (updated, try pending.map { try SignInTokens(tokens: tokens, store: store, random: random, device: device).finish($0) })
     }
 
     /// Why `account`, signed in with `firstFactor`, may not enrol a second factor (nil: it may).

@@ -10,6 +10,8 @@ import AuthCrypto
 /// codes' budgets: attempts per pending credential (or enrolment session), failures and checks
 /// per client. Withdrawal is `PhoneMFA.withdraw`, the same for every factor.
 public struct TOTPMFA {
+    /// The device signing in, for the refresh tokens this flow issues (`SignInTokens.device`).
+    public var device: SignInDevice?
     public let store: any GatehouseStore
     public let clock: any Clock
     public let random: any RandomSource
@@ -101,7 +103,7 @@ public struct TOTPMFA {
         let finalizeBy = TOTPMFA.int64(payload[..<8])
         let secret = Array(payload[8...])
         let sessionKey = Hex.encode(Digest.sha256(sessionInfo))
-        let issuer = SignInTokens(tokens: tokens, store: store, random: random)
+        let issuer = SignInTokens(tokens: tokens, store: store, random: random, device: device)
 
         let outcome: CodeOutcome<(Account, MFAEnrollment, SignInTokens.Pending?)> = try checked(remoteAddress: remoteAddress) { client, now in
             if now >= finalizeBy { return .refused(AuthError(.sessionExpired)) }
@@ -143,7 +145,7 @@ public struct TOTPMFA {
         guard let code, !code.isEmpty else { throw AuthError(.missingCode) }
         let record = try phoneMFA.pending(pendingCredential)
         let attemptsKey = "sign-in|" + Hex.encode(record.credentialHash)
-        let issuer = SignInTokens(tokens: tokens, store: store, random: random)
+        let issuer = SignInTokens(tokens: tokens, store: store, random: random, device: device)
 
         let outcome: CodeOutcome<(Account, MFAEnrollment, SignInTokens.Pending?)> = try checked(remoteAddress: remoteAddress) { client, now in
             guard try limits.allows(TOTPMFA.attemptRule(project), key: attemptsKey) else {

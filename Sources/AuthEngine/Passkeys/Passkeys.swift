@@ -7,6 +7,8 @@ import AuthCrypto
 /// multi-factor on its own (the authenticator checked a PIN or a biometric). Every check a
 /// client can drive is counted against its budgets, as the phone codes' are.
 public struct Passkeys {
+    /// The device signing in, for the refresh tokens this flow issues (`SignInTokens.device`).
+    public var device: SignInDevice?
     public let store: any GatehouseStore
     public let clock: any Clock
     public let random: any RandomSource
@@ -138,7 +140,7 @@ public struct Passkeys {
         guard let credential = data.credential else { throw WebAuthn.refuse("no attested credential") }
         guard Base64URL.encode(credential.id) == credentialID else { throw WebAuthn.refuse("the attested credential id is not the response's") }
         let (_, algorithm) = try WebAuthn.COSEKey.signatureKey(credential.key)
-        let issuer = SignInTokens(tokens: tokens, store: store, random: random)
+        let issuer = SignInTokens(tokens: tokens, store: store, random: random, device: device)
 
         let outcome: Outcome<(Account, PasskeyRecord, SignInTokens.Pending?)> = try checked(remoteAddress: remoteAddress) { _, now in
             try consume(client.challenge, enrolling: account.localID, now: now)
@@ -206,7 +208,7 @@ public struct Passkeys {
         let data = try WebAuthn.AuthenticatorData(dataBytes)
         try checkCommon(data)
         let signed = dataBytes + Digest.sha256(clientBytes)
-        let issuer = SignInTokens(tokens: tokens, store: store, random: random)
+        let issuer = SignInTokens(tokens: tokens, store: store, random: random, device: device)
 
         enum Ended { case tokens(Account, PasskeyRecord, SignInTokens.Pending?), secondFactor(Account, MFAChallenge) }
         let outcome: Outcome<Ended> = try checked(remoteAddress: remoteAddress) { client, now in

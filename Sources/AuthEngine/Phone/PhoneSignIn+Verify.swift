@@ -161,7 +161,7 @@ extension PhoneSignIn {
     func finish(_ completion: Completion) throws -> SignInResult {
         switch completion {
         case let .signedIn(account, pending, isNew):
-            let issued = try pending.map { try SignInTokens(tokens: tokens, store: store, random: random).finish($0) }
+            let issued = try pending.map { try SignInTokens(tokens: tokens, store: store, random: random, device: device).finish($0) }
             return .signedIn(account: account, tokens: issued, isNewUser: isNew)
         case let .numberInUse(proof, expiresIn, number):
             return .numberInUse(temporaryProof: proof, expiresIn: expiresIn, phoneNumber: number)
@@ -219,7 +219,7 @@ extension PhoneSignIn {
         let event: AuditEventName = isNew ? .phoneSignUp : linking ? .phoneLink : request.operation == .reauth ? .phoneReauth : .phoneSignIn
         try store.audit(AuditEvent(projectID: project.id, event: event, localID: account.localID, remoteAddress: request.remoteAddress), at: now)
         let pending = request.issueTokens
-            ? try SignInTokens(tokens: tokens, store: store, random: random).record(for: account, provider: "phone", authTime: now / 1000)
+            ? try SignInTokens(tokens: tokens, store: store, random: random, device: device).record(for: account, provider: "phone", authTime: now / 1000)
             : nil
         return .signedIn(account: account, tokens: pending, isNewUser: isNew)
     }

@@ -12,6 +12,8 @@ public typealias PhoneFlowStore = PhoneStore & AccountStore & SigningKeyStore & 
 /// key, valid `PhonePolicy.codeLifetimeSeconds` (at most 10 minutes). The SMS is committed to the
 /// outbox in the same transaction as the verification record.
 public struct PhoneSignIn {
+    /// The device signing in, for the refresh tokens this flow issues (`SignInTokens.device`).
+    public var device: SignInDevice?
     public let store: any PhoneFlowStore
     public let clock: any Clock
     public let random: any RandomSource

@@ -29,8 +29,6 @@ public protocol SignInListStore: Transactional {
     /// Revokes every session of the user but `keeping`, and every refresh token; how many rows.
     @discardableResult
     func revokeSignIns(project: String, localID: String, keepingSession keeping: [UInt8]?, at: Millis) throws -> Int
-    /// Records the device and network of a refresh token just issued (its family keeps them).
-    func setRefreshTokenDevice(hash: [UInt8], userAgent: String?, network: String?) throws
     /// Notes a sign-in from `device` (inserting it, or moving its `lastSeenAt` when a day old).
     /// Of two sign-ins from one new device at once, one finds it new.
     func noteDevice(_ device: UserDeviceRecord) throws -> DeviceSighting

@@ -84,6 +84,8 @@ public enum CustomTokens {
 /// tokens and stay with its refresh token. A second factor is not asked for (as in Firebase: the
 /// server that minted the token vouched for the user).
 public struct CustomTokenSignIn {
+    /// The device signing in, for the refresh tokens this flow issues (`SignInTokens.device`).
+    public var device: SignInDevice?
     public let project: ProjectSettings
     public let store: any AccountStore & SessionStore & SigningKeyStore & AuditStore
     public let tokens: TokenService
@@ -104,7 +106,7 @@ public struct CustomTokenSignIn {
         guard let token, !token.isEmpty else { throw AuthError(.missingCustomToken) }
         let verified = try CustomTokens.verify(token, project: project, now: tokens.clock.nowSeconds)
         let now = tokens.clock.now()
-        let issuer = SignInTokens(tokens: tokens, store: store, random: random)
+        let issuer = SignInTokens(tokens: tokens, store: store, random: random, device: device)
         let (pending, isNew): (SignInTokens.Pending, Bool) = try store.transaction {
             var isNew = false
             var account: Account

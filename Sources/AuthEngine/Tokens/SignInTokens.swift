@@ -13,9 +13,13 @@ public struct SignInTokens {
     public let tokens: TokenService
     public let store: any SessionStore & SigningKeyStore
     public let random: any RandomSource
+    /// The device signing in, kept on the refresh token (and by every refresh of its family):
+    /// where the account page says the account is signed in. Written with the token, in the
+    /// flow's own transaction.
+    public let device: SignInDevice?
 
-    public init(tokens: TokenService, store: any SessionStore & SigningKeyStore, random: any RandomSource) {
-        self.tokens = tokens; self.store = store; self.random = random
+    public init(tokens: TokenService, store: any SessionStore & SigningKeyStore, random: any RandomSource, device: SignInDevice? = nil) {
+        self.tokens = tokens; self.store = store; self.random = random; self.device = device
     }
 
     public static func hash(refreshToken: String) -> [UInt8] { Digest.sha256(refreshToken) }
@@ -47,7 +51,7 @@ public struct SignInTokens {
         try store.insertRefreshToken(RefreshTokenRecord(
             tokenHash: SignInTokens.hash(refreshToken: refresh), familyID: random.token(bytes: 12), projectID: account.projectID,
             localID: account.localID, provider: provider, authTime: auth, createdAt: tokens.clock.now(),
-            secondFactor: secondFactor?.identifier, developerClaims: developerClaims))
+            secondFactor: secondFactor?.identifier, developerClaims: developerClaims, userAgent: device?.userAgent, network: device?.network))
         return Pending(account: account, provider: provider, authTime: auth, secondFactor: secondFactor, developerClaims: developerClaims,
                        refreshToken: refresh, key: key)
     }

@@ -37,10 +37,6 @@ extension SQLStore: SignInListStore, OperatorStore {
         }
     }
 
-    public func setRefreshTokenDevice(hash: [UInt8], userAgent: String?, network: String?) throws {
-        try db.run("UPDATE refresh_tokens SET user_agent = ?, network = ? WHERE token_hash = ?", [userAgent, network, hash])
-    }
-
     /// The insert decides "new" (of two at once, one inserts); "first" is whether the account had
     /// any device before, read first in the same transaction.
     public func noteDevice(_ d: UserDeviceRecord) throws -> DeviceSighting {

@@ -6,8 +6,9 @@ import HTTP
 enum CustomTokenAPI {
     static func signIn(_ ctx: inout Context) throws -> Response {
         try ctx.refuseTenant()
-        let res = try CustomTokenSignIn(project: ctx.project, store: ctx.store, tokens: ctx.app.tokens, random: ctx.app.random)
-            .signIn(token: ctx.string("token"), remoteAddress: ctx.request.remoteAddress)
+        var flow = CustomTokenSignIn(project: ctx.project, store: ctx.store, tokens: ctx.app.tokens, random: ctx.app.random)
+        flow.device = SignInRecording.device(ctx)
+        let res = try flow.signIn(token: ctx.string("token"), remoteAddress: ctx.request.remoteAddress)
         SignInRecording.record(ctx, res.tokens)
         return .json(.obj([("kind", "identitytoolkit#VerifyCustomTokenResponse")] + res.tokens.wirePairs + [("isNewUser", res.isNewUser)]),
                      headers: [("Cache-Control", "no-store")])

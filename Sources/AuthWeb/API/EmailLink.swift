@@ -154,7 +154,9 @@ enum EmailLinkAPI {
 
 extension Context {
     var emailLinks: EmailLinks {
-        EmailLinks(store: store, clock: app.clock, random: app.random, tokens: app.tokens, project: project)
+        var f = EmailLinks(store: store, clock: app.clock, random: app.random, tokens: app.tokens, project: project)
+        f.device = SignInRecording.device(self)
+        return f
     }
 
     /// The API key written into links: the caller's, else the project's first (admin calls).

@@ -6,11 +6,15 @@ import JSONValue
 /// `accounts/mfaEnrollment:start|finalize|withdraw` and `accounts/mfaSignIn:start|finalize`.
 enum MFAAPI {
     static func flow(_ ctx: Context) -> PhoneMFA {
-        PhoneMFA(store: ctx.store, clock: ctx.app.clock, random: ctx.app.random, tokens: ctx.app.tokens, project: ctx.project)
+        var f = PhoneMFA(store: ctx.store, clock: ctx.app.clock, random: ctx.app.random, tokens: ctx.app.tokens, project: ctx.project)
+        f.device = SignInRecording.device(ctx)
+        return f
     }
 
     static func totp(_ ctx: Context) -> TOTPMFA {
-        TOTPMFA(store: ctx.store, clock: ctx.app.clock, random: ctx.app.random, tokens: ctx.app.tokens, project: ctx.project)
+        var f = TOTPMFA(store: ctx.store, clock: ctx.app.clock, random: ctx.app.random, tokens: ctx.app.tokens, project: ctx.project)
+        f.device = SignInRecording.device(ctx)
+        return f
     }
 
     /// `phoneEnrollmentInfo` / `phoneSignInInfo`: the number (enrolment only), the app

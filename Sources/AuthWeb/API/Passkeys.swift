@@ -9,7 +9,9 @@ import JSONValue
 /// alphabets, padded or not, are read (the JS preview sends base64url).
 enum PasskeysAPI {
     static func flow(_ ctx: Context) -> Passkeys {
-        Passkeys(store: ctx.store, clock: ctx.app.clock, random: ctx.app.random, tokens: ctx.app.tokens, project: ctx.project)
+        var f = Passkeys(store: ctx.store, clock: ctx.app.clock, random: ctx.app.random, tokens: ctx.app.tokens, project: ctx.project)
+        f.device = SignInRecording.device(ctx)
+        return f
     }
 
     /// `{idToken}` → `{credentialCreationOptions}`.

@@ -6,7 +6,9 @@ import JSONValue
 /// `accounts:signInWithPhoneNumber` (§2.2) and the emulator's `verificationCodes` (§2.18).
 enum PhoneAPI {
     static func flow(_ ctx: Context) -> PhoneSignIn {
-        PhoneSignIn(store: ctx.store, clock: ctx.app.clock, random: ctx.app.random, tokens: ctx.app.tokens, project: ctx.project)
+        var f = PhoneSignIn(store: ctx.store, clock: ctx.app.clock, random: ctx.app.random, tokens: ctx.app.tokens, project: ctx.project)
+        f.device = SignInRecording.device(ctx)
+        return f
     }
 
     /// `{phoneNumber, recaptchaToken? | iosReceipt + iosSecret, …}` → `{sessionInfo}`.

@@ -25,8 +25,10 @@ extension Context {
     var refreshTokens: RefreshTokens { RefreshTokens(store: store, tokens: app.tokens, random: app.random) }
     var accountAdmin: AccountAdmin { AccountAdmin(store: store, clock: app.clock, random: app.random, cache: app.sessionCache) }
     var accountProfile: AccountProfile {
-        AccountProfile(store: store, tokens: app.tokens, random: app.random, cache: app.sessionCache,
-                       recentSignInSeconds: project.session.recentSignInSeconds)
+        var f = AccountProfile(store: store, tokens: app.tokens, random: app.random, cache: app.sessionCache,
+                               recentSignInSeconds: project.session.recentSignInSeconds)
+        f.device = SignInRecording.device(self)
+        return f
     }
     /// The session cookie of the request's project, if sent.
     var sessionCookieValue: String? { request.cookie(project.session.cookieName) }

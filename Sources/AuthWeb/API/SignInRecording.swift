@@ -2,39 +2,35 @@ import AuthEngine
 import TextCoding
 
 /// The one place the wire's token answers pass on their way out, and where every sign-in (wire
-/// or hosted page) meets the new sign-in notice:
-/// - the device of the sign-in (user agent and coarse network, `SignInDevice`) goes on the new
-///   refresh token, whose family keeps it through every refresh, so the account page can say
-///   where each app is signed in (hosted sessions record theirs as they start);
-/// - `SignInNotice.noteDevice` (when the project turns the notice on) notes the device and, for
-///   a device the account has not used before, enqueues the email (`SignInNoticeMail`).
-///
-/// It runs after the flow committed, as one small write transaction of its own. It never fails
-/// the sign-in: the tokens are issued and answered whatever happens here (a store error is
-/// logged; the device is then missing from the list, the notice not sent).
+/// or hosted page) meets the new sign-in notice. The device of a sign-in (user agent and coarse
+/// network, `SignInDevice`) is given to the flow (`device` of each flow, from `device(_:)`), which
+/// writes it with the refresh token in its own transaction; its family keeps it through every
+/// refresh, and hosted sessions record theirs as they start. Here, only when the project turns
+/// the notice on: `SignInNotice.noteDevice` notes the device and, for one the account has not
+/// used before, enqueues the email (`SignInNoticeMail`), as one small write transaction after the
+/// flow's. It never fails the sign-in: the tokens are answered whatever happens here (a store
+/// error is logged; the notice is then not sent).
 enum SignInRecording {
     /// The request's device.
     static func device(_ ctx: Context) -> SignInDevice {
         SignInDevice(userAgent: ctx.request.header("user-agent"), remoteAddress: ctx.request.remoteAddress)
     }
 
-    /// Records the device of `tokens` (nil: the flow issued none, e.g. a second factor follows).
-    /// `signIn` is false for tokens that replace the caller's own after a change (an enrolment,
-    /// a withdrawal, an update, a link): the device is recorded, but it is no new sign-in.
+    /// The notice of a wire sign-in that issued `tokens` (nil: the flow issued none, e.g. a
+    /// second factor follows). `signIn` is false for tokens that replace the caller's own after a
+    /// change (an enrolment, a withdrawal, an update, a link): no new sign-in.
     static func record(_ ctx: Context, _ tokens: IssuedTokens?, signIn: Bool = true) {
-        guard let tokens else { return }
-        let device = device(ctx)
+        guard let tokens, signIn, ctx.project.signInNotice.enabled else { return }
         let hash = SignInTokens.hash(refreshToken: tokens.refreshToken)
         var mailed = false
         do {
             try ctx.store.transaction {
-                try ctx.store.setRefreshTokenDevice(hash: hash, userAgent: device.userAgent, network: device.network)
-                guard signIn, ctx.project.signInNotice.enabled, let token = try ctx.store.refreshToken(hash: hash),
+                guard let token = try ctx.store.refreshToken(hash: hash),
                       let account = try ctx.store.account(project: token.projectID, localID: token.localID) else { return }
-                mailed = try notice(ctx, account: account, provider: token.provider, device: device) == .mailed
+                mailed = try notice(ctx, account: account, provider: token.provider, device: device(ctx)) == .mailed
             }
         } catch {
-            ctx.app.log.warning("sign-in: could not record the device: \(error)", requestID: ctx.request.logID)
+            ctx.app.log.warning("sign-in: could not note the device: \(error)", requestID: ctx.request.logID)
         }
         if mailed { ctx.app.outboxNotifier() }
     }

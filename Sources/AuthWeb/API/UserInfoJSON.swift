@@ -44,5 +44,5 @@ extension IssuedTokens {
 
 extension Context {
     var accounts: Accounts { Accounts(store: store, tokens: app.tokens) }
-    var signInTokens: SignInTokens { SignInTokens(tokens: app.tokens, store: store, random: app.random) }
+    var signInTokens: SignInTokens { SignInTokens(tokens: app.tokens, store: store, random: app.random, device: SignInRecording.device(self)) }
 }

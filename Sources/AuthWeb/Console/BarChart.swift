@@ -436,25 +436,19 @@ struct BarChart: Sendable {
         return "\(sign)\(whole).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 
-    /// Text for an XML text node or a quoted attribute: `& < > " '` as entities, and the C0
-    /// controls XML 1.0 does not allow (all but tab, line feed, carriage return) as U+FFFD.
+    /// Text for an XML text node or a quoted attribute: the templates' escaping of `& < > " '`
+    /// (`MustacheRenderer.escaped`, the one HTML encoder), after the C0 controls XML 1.0 does not
+    /// allow (all but tab, line feed, carriage return) and U+FFFE/U+FFFF become U+FFFD.
     static func escaped(_ text: String) -> String {
-        var out = ""
-        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
-            case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF:
-                out.unicodeScalars.append("\u{FFFD}")
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
+        guard text.unicodeScalars.contains(where: disallowed) else { return MustacheRenderer.escaped(text) }
+        var clean = ""
+        clean.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars { clean.unicodeScalars.append(disallowed(scalar) ? "\u{FFFD}" : scalar) }
+        return MustacheRenderer.escaped(clean)
+    }
+
+    static func disallowed(_ s: Unicode.Scalar) -> Bool {
+        (s.value < 0x20 && s != "\t" && s != "\n" && s != "\r") || s.value == 0xFFFE || s.value == 0xFFFF
     }
 
     /// An id prefix of ASCII letters, digits, `_` and `-` (anything else becomes `_`), starting

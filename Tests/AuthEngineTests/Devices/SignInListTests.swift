@@ -35,13 +35,9 @@ struct SignInListTests {
     func signed() throws -> Signed {
         let w = try SessionWorld()
         try w.user(email: "ada@example.com")
-        let firefox = try w.signIn()
-        try w.store.setRefreshTokenDevice(hash: SignInTokens.hash(refreshToken: firefox.refreshToken),
-                                          userAgent: Self.firefox.userAgent, network: Self.firefox.network)
+        let firefox = try w.signIn(device: Self.firefox)
         w.clock.advance(seconds: 60)
-        let app = try w.signIn()
-        try w.store.setRefreshTokenDevice(hash: SignInTokens.hash(refreshToken: app.refreshToken), userAgent: Self.app.userAgent,
-                                          network: Self.app.network)
+        let app = try w.signIn(device: Self.app)
         w.clock.advance(seconds: 60)
         let other = try w.sessions.startHostedSession(account: try w.account(), provider: "phone", lifetime: 3600, idleTimeout: 0,
                                                       device: Self.chrome)

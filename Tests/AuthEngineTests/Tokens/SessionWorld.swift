@@ -46,8 +46,8 @@ final class SessionWorld {
     func account(_ id: String = "user-1") throws -> Account { try store.account(project: SessionWorld.project, localID: id)! }
 
     /// A completed sign-in: ID token + refresh token.
-    func signIn(_ id: String = "user-1", provider: String = "phone") throws -> IssuedTokens {
-        try SignInTokens(tokens: tokens, store: store, random: random).issue(for: try account(id), provider: provider)
+    func signIn(_ id: String = "user-1", provider: String = "phone", device: SignInDevice? = nil) throws -> IssuedTokens {
+        try SignInTokens(tokens: tokens, store: store, random: random, device: device).issue(for: try account(id), provider: provider)
     }
 
     func refreshOnce(_ token: String) throws -> RefreshTokens.Result {
