@@ -12,7 +12,7 @@ enum FuzzTargets {
         ParserTargets.fastcgiParams, ParserTargets.fastcgiRecords, ParserTargets.form, ParserTargets.cookie,
         ParserTargets.json, ParserTargets.jsonMembers, ParserTargets.base64url, ParserTargets.phone,
         ParserTargets.continueURL, TokenTargets.jwt, TokenTargets.signedClaims, TemplateTargets.mustache,
-        ConfigTargets.config, RequestTargets.request, PasskeyTargets.cbor, PasskeyTargets.webauthn,
+        ConfigTargets.config, RequestTargets.request, PasskeyTargets.cbor, PasskeyTargets.webauthn, DeviceTargets.userAgent,
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

@@ -126,6 +126,8 @@ public struct SignInNotice {
         let rest = token.dropFirst(tokenPrefix.count).split(separator: ".", omittingEmptySubsequences: false)
         guard rest.count == 2, let raw = Base64URL.decode(String(rest[0])), let mac = Base64URL.decode(String(rest[1])), mac.count == 32,
               let payload = String(validating: raw, as: UTF8.self) else { return nil }
+        // One spelling per link: its single use is counted on the token's text.
+        guard Base64URL.encode(raw) == rest[0], Base64URL.encode(mac) == rest[1] else { return nil }
         let fields = payload.split(separator: "\n", omittingEmptySubsequences: false)
         guard fields.count == 3, !fields[0].isEmpty, !fields[1].isEmpty, let issued = Millis(fields[2]) else { return nil }
         return (String(fields[0]), String(fields[1]), issued, payload, mac)
