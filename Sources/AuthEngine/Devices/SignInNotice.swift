@@ -35,8 +35,8 @@ public struct SignInNoticeMessageInput: Sendable {
 /// The message is composed by the web layer's closure and enqueued in the caller's transaction.
 ///
 /// The link: `gsn1.<base64url(project \n uid \n issued ms)>.<base64url(HMAC-SHA-256)>` under the
-/// server secret `sign-in-notice`; valid 7 days; used once (a counter on its hash), and refused
-/// once the account's `validSince` is past its issue (which its own use sets).
+/// server secret `sign-in-notice`; valid 7 days; used once (a counter on its hash, which the
+/// confirmation page reads too), and refused once the account's `validSince` is past its issue.
 public struct SignInNotice {
     public static let linkLifetime: Millis = 7 * 86_400_000
     public static let emailLinkProvider = "password"
@@ -111,6 +111,9 @@ public struct SignInNotice {
         Self.link(project: project, localID: localID, issuedAt: issuedAt, key: key)
     }
 
+    /// The key a link's use is counted under.
+    static func useKey(_ token: String?) -> String { Hex.encode(Digest.sha256(token ?? "")) }
+
     /// What a link names, once its signature is checked.
     public struct Link: Sendable, Equatable {
         public let projectID: String
@@ -144,6 +147,8 @@ public struct SignInNotice {
         let now = clock.now()
         if p.issued > now + 60_000 { throw AuthError(.invalidOobCode) }
         if now - p.issued > Self.linkLifetime { throw AuthError(.expiredOobCode) }
+        // Used already: `validSince` says so only from the next second on (it has whole seconds).
+        if try Limits(store: store, clock: clock).count(Self.linkUse, key: Self.useKey(token)) >= 1 { throw AuthError(.invalidOobCode) }
         guard let account = try store.account(project: p.project, localID: p.localID), account.validSince * 1000 <= p.issued else {
             throw AuthError(.invalidOobCode)
         }
@@ -156,8 +161,7 @@ public struct SignInNotice {
         try store.transaction {
             let link = try check(token: token)
             let now = clock.now()
-            let used = Digest.sha256(token ?? "")
-            guard try Limits(store: store, clock: clock).record(Self.linkUse, key: Hex.encode(used)) else { throw AuthError(.invalidOobCode) }
+            guard try Limits(store: store, clock: clock).record(Self.linkUse, key: Self.useKey(token)) else { throw AuthError(.invalidOobCode) }
             guard let account = try store.account(project: link.projectID, localID: link.localID) else { throw AuthError(.invalidOobCode) }
             let fresh = try SignInList(store: store, clock: clock).signOutEverywhere(account: account, remoteAddress: remoteAddress,
                                                                                      reason: "sign-in notice link")

@@ -122,7 +122,7 @@ struct SignInNoticeTests {
         #expect((try? t.w.refreshOnce(again.refreshToken)) != nil)
     }
 
-    @Test("the link in the second of the sign-out it causes: the counter refuses the replay")
+    @Test("the link in the second of the sign-out it causes: the counter refuses the replay, and the confirmation page says it was used")
     func sameSecondReplay() throws {
         let t = try World()
         #expect(try t.note(Self.device(1)) == .firstDevice)
@@ -130,6 +130,8 @@ struct SignInNoticeTests {
         let token = try #require(t.tokens.last)
         try t.notice.signOutEverywhere(token: token, remoteAddress: nil)
         #expect(throws: AuthError(.invalidOobCode)) { try t.notice.signOutEverywhere(token: token, remoteAddress: nil) }
+        // The page a GET shows reads the counter too: `validSince` alone is still this second.
+        #expect(throws: AuthError(.invalidOobCode)) { try t.notice.check(token: token) }
     }
 
     @Test("expired after 7 days; a forged, altered or foreign link is refused; a link from before a sign-out everywhere too")
