@@ -28,12 +28,7 @@ enum DemoOperator {
             factor.mfaEnrollments = [.init(enrollmentID: nil, phoneNumber: phone, displayName: "Demo phone", enrolledAt: nil)]
             _ = try admin.update(project: project.id, factor)
         }
-        let now = SystemClock().now()
-        try store.transaction {
-            if try store.addOperator(OperatorRecord(projectID: project.id, localID: uid, addedAt: now, addedBy: "cli")) {
-                try store.audit(AuditEvent(projectID: project.id, event: .operatorAdd, localID: uid, actor: "cli"), at: now)
-            }
-        }
+        try Operators.add(project: project.id, localID: uid, actor: "cli", store: store, at: SystemClock().now())
         config.log.info("dev: the console's demo operator is \(email) (email link, then the SMS code to \(phone); both in the dev outbox)")
     }
 }

@@ -29,12 +29,7 @@ enum OperatorsCommand {
             guard let a = try OperatorsCommand.find(user, project: pid, store: store) else {
                 throw UsersError("no user \(user) in project \(pid) (give its uid, email address or phone number)")
             }
-            let now = SystemClock().now()
-            let added: Bool = try store.transaction {
-                guard try store.addOperator(OperatorRecord(projectID: pid, localID: a.localID, addedAt: now, addedBy: "cli")) else { return false }
-                try store.audit(AuditEvent(projectID: pid, event: .operatorAdd, localID: a.localID, actor: "cli"), at: now)
-                return true
-            }
+            let added = try Operators.add(project: pid, localID: a.localID, actor: "cli", store: store, at: SystemClock().now())
             print(added ? "\(OperatorsCommand.name(a)) is now an operator of \(pid)" : "\(OperatorsCommand.name(a)) already is an operator of \(pid)")
             if pid != first {
                 StandardError.write("note: the console signs in to \(first); an operator of \(pid) cannot open it\n")
@@ -58,12 +53,7 @@ enum OperatorsCommand {
             // An operator row outlives nothing (deleting the account deletes it), but a uid
             // given as such is taken as it is, found or not.
             let uid = try OperatorsCommand.find(user, project: pid, store: store)?.localID ?? user
-            let now = SystemClock().now()
-            let removed: Bool = try store.transaction {
-                guard try store.removeOperator(project: pid, localID: uid) else { return false }
-                try store.audit(AuditEvent(projectID: pid, event: .operatorRemove, localID: uid, actor: "cli"), at: now)
-                return true
-            }
+            let removed = try Operators.remove(project: pid, localID: uid, actor: "cli", store: store, at: SystemClock().now())
             guard removed else { throw UsersError("\(user) is not an operator of \(pid)") }
             // Its console pages are refused from its next request on (nothing is cached).
             print("\(uid) is no longer an operator of \(pid)")
@@ -81,7 +71,7 @@ enum OperatorsCommand {
             print(Users.row(["UID", "PHONE", "EMAIL", "STATUS", "ADDED", "ADDED BY"]))
             for o in try store.operators(project: pid) {
                 let a = try store.account(project: pid, localID: o.localID)
-                let status = a == nil ? "deleted" : a!.disabled ? "disabled" : "active"
+                let status = a.map { $0.disabled ? "disabled" : "active" } ?? "deleted"
                 print(Users.row([o.localID, a?.phoneNumber ?? "-", a?.email ?? "-", status, Users.date(o.addedAt), o.addedBy]))
             }
         }
