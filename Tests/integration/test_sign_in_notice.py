@@ -16,6 +16,8 @@ from mfa_support import email_link_code
 from phone_helpers import outbox
 from session_support import COOKIE, get_with_cookie, refresh
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
 
 FIREFOX = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:128.0) Gecko/20100101 Firefox/128.0"
 CHROME_MAC = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
@@ -151,7 +153,8 @@ def test_the_link_get_does_nothing_the_post_signs_out_everywhere_once(gh, output
         assert d.find_element(By.ID, "signout-everywhere").is_displayed()
         d.save_screenshot(str(output_dir / "notice-confirm-fr.png"))
         d.find_element(By.ID, "signout-everywhere").click()
-        d.find_element(By.ID, "notice-done")
+        # The click starts a navigation; the answer page is waited for, not assumed.
+        WebDriverWait(d, 10).until(EC.presence_of_element_located((By.ID, "notice-done")))
         d.save_screenshot(str(output_dir / "notice-done-fr.png"))
         d.get(gh.url(path))
         d.find_element(By.ID, "notice-invalid")
