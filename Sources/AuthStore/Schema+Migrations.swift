@@ -5,7 +5,7 @@ public import AuthEngine
 /// declarations; an existing one runs each migration it lacks. Both databases, one list.
 public enum Schema {
     /// The version the declarations describe.
-    public static let version = 17
+    public static let version = 18
     /// The oldest version this build upgrades in place. Versions 1–13 were upgraded by the releases
     /// of their time; such a database is brought to 14 by one of those first (docs/operations.md).
     public static let oldestUpgradable = 14
@@ -68,6 +68,17 @@ public enum Schema {
             .createIndex(AccountColumn.table, "accounts_created"), .createIndex(AccountColumn.table, "accounts_last_sign_in"),
             .createIndex(AuditColumn.table, "audit_log_user"),
             .createTable(UserDeviceColumn.table), .createTable(OperatorColumn.table),
+        ]),
+        // Codes that arrive: what providers report of each message (receipts), the phone codes'
+        // channels and automatic fallback, and the code beside every email link.
+        Migration(version: 18, steps: [
+            .addColumn(OutboxColumn.table, "provider"), .addColumn(OutboxColumn.table, "provider_message_id"),
+            .addColumn(OutboxColumn.table, "delivery"), .addColumn(OutboxColumn.table, "delivery_error"),
+            .addColumn(OutboxColumn.table, "delivery_at"), .addColumn(OutboxColumn.table, "region"),
+            .addColumn(OutboxColumn.table, "language"), .addColumn(OutboxColumn.table, "fallback_at"),
+            .addColumn(OutboxColumn.table, "session_hash"),
+            .createIndex(OutboxColumn.table, "outbox_fallback"), .createIndex(OutboxColumn.table, "outbox_project_created"),
+            .addColumn(PhoneVerificationColumn.table, "message_id"), .addColumn(PhoneVerificationColumn.table, "channel"),
         ]),
     ]
 

@@ -63,7 +63,7 @@ enum AccountColumn: Int32, RecordColumns {
 
 enum PhoneVerificationColumn: Int32, RecordColumns {
     case session_hash, project_id, phone_number, app_id, code_hash, created_at, expires_at, attempts, consumed_at, is_test,
-         nonce, superseded_at, client_hash, purpose
+         nonce, superseded_at, client_hash, purpose, message_id, channel
     var column: (ColumnSpec, (PhoneVerificationRecord) -> any SQLBindable) {
         switch self {
         case .session_hash: (.blob, { $0.sessionHash })
@@ -80,6 +80,8 @@ enum PhoneVerificationColumn: Int32, RecordColumns {
         case .superseded_at: (.optionalInteger, { $0.supersededAt })
         case .client_hash: (.blobDefaultEmpty, { $0.clientHash })
         case .purpose: (.text(default: ""), { $0.purpose.stored })
+        case .message_id: (.optionalInteger, { $0.messageID })
+        case .channel: (.optionalText, { $0.channel?.rawValue })
         }
     }
     static let table = Table("phone_verifications", Self.self, primaryKey: [.session_hash], indexes: [
@@ -96,7 +98,9 @@ enum PhoneVerificationColumn: Int32, RecordColumns {
                                        createdAt: r.int(.created_at), expiresAt: r.int(.expires_at), attempts: r.count(.attempts),
                                        consumedAt: r.intOrNil(.consumed_at), supersededAt: r.intOrNil(.superseded_at),
                                        isTest: r.bool(.is_test), clientHash: r.blob(.client_hash),
-                                       purpose: try PhoneCodePurpose(stored: r.text(.purpose)) ?? { throw r.unreadable(.purpose, "\"\(r.text(.purpose).prefix(40))\"") }())
+                                       purpose: try PhoneCodePurpose(stored: r.text(.purpose)) ?? { throw r.unreadable(.purpose, "\"\(r.text(.purpose).prefix(40))\"") }(),
+                                       messageID: r.intOrNil(.message_id),
+                                       channel: try r.textOrNil(.channel).map { _ in try r.value(.channel, as: OutboxMessage.Channel.self) })
     }
 }
 
@@ -277,7 +281,8 @@ enum LimitCounterColumn: Int32, Columns {
 
 enum OutboxColumn: Int32, Columns {
     case id, project_id, channel, recipient, subject, body, html_body, metadata, status, attempts, next_attempt_at, lease_until,
-         last_error, created_at, sent_at, lease_token
+         last_error, created_at, sent_at, lease_token, provider, provider_message_id, delivery, delivery_error, delivery_at, region,
+         language, fallback_at, session_hash
     var spec: ColumnSpec {
         switch self {
         case .id: .identity
@@ -287,20 +292,37 @@ enum OutboxColumn: Int32, Columns {
         case .status: .text(default: "pending")
         case .attempts, .lease_token: .integer(default: 0)
         case .next_attempt_at, .created_at: .integer
-        case .lease_until, .sent_at: .optionalInteger
+        case .lease_until, .sent_at, .delivery_at, .fallback_at: .optionalInteger
+        case .provider, .provider_message_id, .delivery, .delivery_error, .region, .language: .optionalText
+        case .session_hash: .optionalBlob
         }
     }
     // Ids are never reused: a delivery's outcome names its message by id.
     static let table = Table("outbox", Self.self, primaryKey: [.id], indexes: [
         IndexSpec(name: "outbox_due", columns: ["status", "next_attempt_at"]),
+        // The automatic fallback's look-up of codes due for the next channel: only the messages
+        // of projects with a fallback have an entry.
+        IndexSpec(name: "outbox_fallback", columns: ["fallback_at"], condition: "fallback_at IS NOT NULL"),
+        // Delivery ratios (metrics, the console) over the last day of a project's messages.
+        IndexSpec(name: "outbox_project_created", columns: ["project_id", "created_at"]),
     ], neverReuseIDs: true)
 
     static func read(_ row: SQLRow) throws -> OutboxMessage {
         let r = Reading(row, OutboxColumn.self)
-        return OutboxMessage(id: r.int(.id), projectID: r.text(.project_id), channel: try r.value(.channel), recipient: r.text(.recipient),
+        var m = OutboxMessage(id: r.int(.id), projectID: r.text(.project_id), channel: try r.value(.channel), recipient: r.text(.recipient),
                              subject: r.textOrNil(.subject), body: r.text(.body), htmlBody: r.textOrNil(.html_body), metadata: r.text(.metadata),
                              status: try r.value(.status), attempts: r.count(.attempts), nextAttemptAt: r.int(.next_attempt_at),
                              lastError: r.textOrNil(.last_error), createdAt: r.int(.created_at), sentAt: r.intOrNil(.sent_at))
+        m.provider = r.textOrNil(.provider)
+        m.providerMessageID = r.textOrNil(.provider_message_id)
+        m.delivery = try r.textOrNil(.delivery).map { _ in try r.value(.delivery, as: DeliveryState.self) }
+        m.deliveryError = r.textOrNil(.delivery_error)
+        m.deliveryAt = r.intOrNil(.delivery_at)
+        m.region = r.textOrNil(.region)
+        m.language = r.textOrNil(.language)
+        m.fallbackAt = r.intOrNil(.fallback_at)
+        m.sessionHash = r.blobOrNil(.session_hash)
+        return m
     }
 
     static func lease(_ row: SQLRow, until: Millis) throws -> OutboxLease {

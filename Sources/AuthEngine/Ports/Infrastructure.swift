@@ -13,7 +13,10 @@ public protocol LimitStore: Transactional {
 /// A message waiting for, or done with, delivery.
 public struct OutboxMessage: Sendable, Equatable {
     /// `push`: a silent APNs push (recipient: the device token; body: the payload JSON).
-    public enum Channel: String, Sendable, CaseIterable { case sms, email, push }
+    /// `whatsapp` and `voice` carry phone codes like `sms` (recipient: E.164): a WhatsApp row's
+    /// body is the code alone (the provider's approved template says the rest); a voice row's is
+    /// the words to say, the digits spaced out.
+    public enum Channel: String, Sendable, CaseIterable { case sms, email, push, whatsapp, voice }
     public enum Status: String, Sendable { case pending, sending, sent, dead }
 
     public var id: Int64
@@ -33,14 +36,61 @@ public struct OutboxMessage: Sendable, Equatable {
     public var lastError: String?
     public var createdAt: Millis
     public var sentAt: Millis?
+    /// The configured provider that accepted the message, or that a send may have reached
+    /// without an answer (then the message is retried there only: no two providers send it).
+    public var provider: String?
+    /// The provider's id of the message (Twilio's SID), which its receipts name.
+    public var providerMessageID: String?
+    /// What the provider reported: nil while not yet accepted, `.sent` once accepted.
+    public var delivery: DeliveryState?
+    /// The provider's error code from its last receipt.
+    public var deliveryError: String?
+    /// When the last receipt arrived.
+    public var deliveryAt: Millis?
+    /// The destination's region (ISO 3166), for delivery ratios by country.
+    public var region: String?
+    /// The person's language (voice and WhatsApp templates).
+    public var language: String?
+    /// For a phone code with a next channel: when, without a delivered receipt, a new code goes
+    /// by that channel (brought forward by an undelivered or failed receipt, or the message dying).
+    public var fallbackAt: Millis?
+    /// For a phone code: the hash of the sessionInfo it is the code of.
+    public var sessionHash: [UInt8]?
 
     public init(id: Int64 = 0, projectID: String, channel: Channel, recipient: String, subject: String? = nil, body: String,
                 htmlBody: String? = nil, metadata: String = "{}", status: Status = .pending, attempts: Int = 0,
-                nextAttemptAt: Millis, lastError: String? = nil, createdAt: Millis, sentAt: Millis? = nil) {
+                nextAttemptAt: Millis, lastError: String? = nil, createdAt: Millis, sentAt: Millis? = nil,
+                region: String? = nil, language: String? = nil, fallbackAt: Millis? = nil, sessionHash: [UInt8]? = nil) {
         self.id = id; self.projectID = projectID; self.channel = channel; self.recipient = recipient; self.subject = subject
         self.body = body; self.htmlBody = htmlBody; self.metadata = metadata; self.status = status; self.attempts = attempts
         self.nextAttemptAt = nextAttemptAt; self.lastError = lastError; self.createdAt = createdAt; self.sentAt = sentAt
+        self.region = region; self.language = language; self.fallbackAt = fallbackAt; self.sessionHash = sessionHash
     }
+
+    /// The channels that carry phone codes.
+    public var isPhone: Bool { channel == .sms || channel == .whatsapp || channel == .voice }
+}
+
+/// What became of a message, as its provider reports it: `queued` until a provider accepts it,
+/// then `sent`, then one of the three ends. States only move forward.
+public enum DeliveryState: String, Sendable, CaseIterable {
+    case queued, sent, delivered, undelivered, failed
+
+    /// queued 0 < sent 1 < the three ends 2: a receipt is applied only when it moves forward.
+    public var rank: Int {
+        switch self {
+        case .queued: 0
+        case .sent: 1
+        case .delivered, .undelivered, .failed: 2
+        }
+    }
+}
+
+/// A provider's acceptance of a message: its configured name and its id of the message.
+public struct ProviderAcceptance: Sendable, Equatable {
+    public var provider: String
+    public var messageID: String?
+    public init(provider: String, messageID: String?) { self.provider = provider; self.messageID = messageID }
 }
 
 /// A message leased by one delivery worker. `token` fences the lease: each lease of a message
@@ -83,15 +133,27 @@ public protocol OutboxStore: Transactional {
     /// attempts, so counted, have reached `maxAttempts` is made dead instead (`exhausted`).
     func lease(id: Int64, now: Millis, until: Millis, maxAttempts: Int) throws -> OutboxLeasing
     /// Marks sent and scrubs the body (codes and links must not linger at rest), unless
-    /// `keepBody`. False (nothing written) when the lease is no longer this one.
-    func markSent(_ lease: OutboxLease, at: Millis, keepBody: Bool) throws -> Bool
+    /// `keepBody`; records the provider that `accepted` it (its delivery state becomes `sent`).
+    /// False (nothing written) when the lease is no longer this one.
+    func markSent(_ lease: OutboxLease, at: Millis, keepBody: Bool, accepted: ProviderAcceptance?) throws -> Bool
     /// Records a failed attempt (`attempts` + 1); `nextAttemptAt` nil means dead (no more
-    /// retries). False (nothing written) when the lease is no longer this one.
-    func markFailed(_ lease: OutboxLease, error: String, nextAttemptAt: Millis?, at: Millis) throws -> Bool
+    /// retries; a planned fallback is brought forward to `at`). `pinnedTo`: the provider the
+    /// attempt may have reached without an answer, the only one to send it from now on.
+    /// False (nothing written) when the lease is no longer this one.
+    func markFailed(_ lease: OutboxLease, error: String, nextAttemptAt: Millis?, at: Millis, pinnedTo: String?) throws -> Bool
     /// Messages of a project and channel, newest last (dev listings, tests).
     func messages(project: String, channel: OutboxMessage.Channel, limit: Int) throws -> [OutboxMessage]
     /// Per channel with any: messages not yet sent nor dead, and when the oldest was enqueued (metrics).
     func outboxBacklog() throws -> [OutboxBacklog]
+}
+
+extension OutboxStore {
+    public func markSent(_ lease: OutboxLease, at: Millis, keepBody: Bool) throws -> Bool {
+        try markSent(lease, at: at, keepBody: keepBody, accepted: nil)
+    }
+    public func markFailed(_ lease: OutboxLease, error: String, nextAttemptAt: Millis?, at: Millis) throws -> Bool {
+        try markFailed(lease, error: error, nextAttemptAt: nextAttemptAt, at: at, pinnedTo: nil)
+    }
 }
 
 /// The undelivered messages of one channel (pending or being sent).

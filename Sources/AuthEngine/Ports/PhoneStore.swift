@@ -27,14 +27,19 @@ public struct PhoneVerificationRecord: Sendable, Equatable {
     /// What the code is for: a first-factor sign-in, or a second factor's enrolment or sign-in,
     /// which only that flow accepts.
     public var purpose: PhoneCodePurpose
+    /// The outbox message carrying the current code (nil for test numbers), and its channel:
+    /// the hosted page shows what became of it; an automatic fallback replaces both.
+    public var messageID: Int64?
+    public var channel: OutboxMessage.Channel?
 
     public init(sessionHash: [UInt8], projectID: String, phoneNumber: String, appID: String, codeHash: [UInt8], nonce: [UInt8],
                 createdAt: Millis, expiresAt: Millis, attempts: Int = 0, consumedAt: Millis? = nil, supersededAt: Millis? = nil,
-                isTest: Bool = false, clientHash: [UInt8] = [], purpose: PhoneCodePurpose = .signIn) {
+                isTest: Bool = false, clientHash: [UInt8] = [], purpose: PhoneCodePurpose = .signIn,
+                messageID: Int64? = nil, channel: OutboxMessage.Channel? = nil) {
         self.sessionHash = sessionHash; self.projectID = projectID; self.phoneNumber = phoneNumber; self.appID = appID
         self.codeHash = codeHash; self.nonce = nonce; self.createdAt = createdAt; self.expiresAt = expiresAt
         self.attempts = attempts; self.consumedAt = consumedAt; self.supersededAt = supersededAt; self.isTest = isTest
-        self.clientHash = clientHash; self.purpose = purpose
+        self.clientHash = clientHash; self.purpose = purpose; self.messageID = messageID; self.channel = channel
     }
 }
 
@@ -76,6 +81,11 @@ public protocol PhoneStore: Transactional {
     /// Marks the verification superseded if it is still unconsumed and not superseded; true when
     /// this call did. Only that code: other clients' codes for the same number stay valid.
     func supersedePhoneVerification(sessionHash: [UInt8], at: Millis) throws -> Bool
+    /// Gives a still pending verification (unconsumed, not superseded, unexpired at `now`) a new
+    /// code carried by message `messageID` on `channel`, valid until `expiresAt`; its wrong
+    /// codes so far still count. True when this call did.
+    func replacePhoneCode(sessionHash: [UInt8], codeHash: [UInt8], messageID: Int64, channel: OutboxMessage.Channel, now: Millis,
+                          expiresAt: Millis) throws -> Bool
     /// Deletes verifications and proofs that expired before `before`.
     func purgePhoneRecords(before: Millis) throws
 

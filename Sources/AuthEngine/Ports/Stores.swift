@@ -55,4 +55,4 @@ public protocol HealthProbe {
 public typealias GatehouseStore = AccountStore & SigningKeyStore & SecretStore & HealthProbe
     & LimitStore & OutboxStore & AuditStore & AppTokenStore
     & PhoneStore & AppVerificationStore & EmailLinkStore & SessionStore & SMSPumpingStore & MFAStore & PushStore & PasskeyStore
-    & SignInListStore & OperatorStore & ConsoleStore
+    & SignInListStore & OperatorStore & ConsoleStore & DeliveryStore

@@ -6,9 +6,11 @@ public import AuthEngine
 extension SQLStore: OutboxStore {
     public func enqueue(_ m: OutboxMessage) throws -> Int64 {
         try db.writeFirst("""
-            INSERT INTO outbox (project_id, channel, recipient, subject, body, html_body, metadata, status, attempts, next_attempt_at, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?) RETURNING id
-            """, [m.projectID, m.channel.rawValue, m.recipient, m.subject, m.body, m.htmlBody, m.metadata, m.nextAttemptAt, m.createdAt]) {
+            INSERT INTO outbox (project_id, channel, recipient, subject, body, html_body, metadata, status, attempts, next_attempt_at, created_at,
+              region, language, fallback_at, session_hash)
+            VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?) RETURNING id
+            """, [m.projectID, m.channel.rawValue, m.recipient, m.subject, m.body, m.htmlBody, m.metadata, m.nextAttemptAt, m.createdAt,
+                  m.region, m.language, m.fallbackAt, m.sessionHash]) {
             $0.int(0)
         } ?? 0
     }
@@ -50,10 +52,11 @@ extension SQLStore: OutboxStore {
         let skip = db.dialect.skipLocked
         if let dead = try db.writeFirst("""
             UPDATE outbox SET status = 'dead', attempts = attempts + \(lost), lease_until = NULL,
-              last_error = CASE WHEN status = 'sending' THEN ? ELSE last_error END, body = '', html_body = NULL, metadata = '{}'
+              last_error = CASE WHEN status = 'sending' THEN ? ELSE last_error END, body = '', html_body = NULL, metadata = '{}',
+              fallback_at = CASE WHEN fallback_at IS NULL THEN NULL ELSE ? END
             WHERE id = (SELECT id FROM outbox WHERE id = ? AND \(due) AND attempts + \(lost) >= ?\(skip))
             RETURNING \(OutboxColumn.table.columnList)
-            """, [OutboxLeasing.lostAttemptError, id, now, now, maxAttempts], OutboxColumn.read) {
+            """, [OutboxLeasing.lostAttemptError, now, id, now, now, maxAttempts], OutboxColumn.read) {
             return .exhausted(dead)
         }
         return try db.writeFirst("""
@@ -64,27 +67,33 @@ extension SQLStore: OutboxStore {
             .map(OutboxLeasing.leased) ?? .unavailable
     }
 
-    public func markSent(_ lease: OutboxLease, at: Millis, keepBody: Bool) throws -> Bool {
+    public func markSent(_ lease: OutboxLease, at: Millis, keepBody: Bool, accepted: ProviderAcceptance?) throws -> Bool {
         let scrub = keepBody ? "" : ", body = '', html_body = NULL, subject = NULL, metadata = '{}'"
+        // A receipt can outrun this write (the provider answered the send and reported at once):
+        // the delivery state is only ever moved forward.
         return try db.run("""
-            UPDATE outbox SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL\(scrub)
+            UPDATE outbox SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL\(scrub),
+              provider = COALESCE(?, provider), provider_message_id = COALESCE(?, provider_message_id),
+              delivery = COALESCE(delivery, 'sent')
             WHERE id = ? AND status = 'sending' AND lease_token = ?
-            """, [at, lease.message.id, lease.token]) == 1
+            """, [at, accepted?.provider, accepted?.messageID, lease.message.id, lease.token]) == 1
     }
 
-    public func markFailed(_ lease: OutboxLease, error: String, nextAttemptAt: Millis?, at: Millis) throws -> Bool {
+    public func markFailed(_ lease: OutboxLease, error: String, nextAttemptAt: Millis?, at: Millis, pinnedTo: String?) throws -> Bool {
         let error = String(error.prefix(500))
         if let next = nextAttemptAt {
             return try db.run("""
-                UPDATE outbox SET status = 'pending', attempts = attempts + 1, next_attempt_at = ?, lease_until = NULL, last_error = ?
+                UPDATE outbox SET status = 'pending', attempts = attempts + 1, next_attempt_at = ?, lease_until = NULL, last_error = ?,
+                  provider = COALESCE(?, provider)
                 WHERE id = ? AND status = 'sending' AND lease_token = ?
-                """, [next, error, lease.message.id, lease.token]) == 1
+                """, [next, error, pinnedTo, lease.message.id, lease.token]) == 1
         }
         return try db.run("""
             UPDATE outbox SET status = 'dead', attempts = attempts + 1, lease_until = NULL, last_error = ?,
-            body = '', html_body = NULL, metadata = '{}'
+            body = '', html_body = NULL, metadata = '{}', provider = COALESCE(?, provider),
+            fallback_at = CASE WHEN fallback_at IS NULL THEN NULL ELSE ? END
             WHERE id = ? AND status = 'sending' AND lease_token = ?
-            """, [error, lease.message.id, lease.token]) == 1
+            """, [error, pinnedTo, at, lease.message.id, lease.token]) == 1
     }
 
     public func messages(project: String, channel: OutboxMessage.Channel, limit: Int) throws -> [OutboxMessage] {

@@ -37,6 +37,14 @@ extension SQLStore: PhoneStore {
             """, [at, sessionHash]) == 1
     }
 
+    public func replacePhoneCode(sessionHash: [UInt8], codeHash: [UInt8], messageID: Int64, channel: OutboxMessage.Channel, now: Millis,
+                                 expiresAt: Millis) throws -> Bool {
+        try db.run("""
+            UPDATE phone_verifications SET code_hash = ?, message_id = ?, channel = ?, expires_at = ?
+            WHERE session_hash = ? AND consumed_at IS NULL AND superseded_at IS NULL AND expires_at > ?
+            """, [codeHash, messageID, channel.rawValue, expiresAt, sessionHash, now]) == 1
+    }
+
     /// Runs at most once a minute per connection: the records it removes are a day past their
     /// expiry, so a minute later changes nothing, and each send saves two statements.
     public func purgePhoneRecords(before: Millis) throws {

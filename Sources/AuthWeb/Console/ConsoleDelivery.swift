@@ -180,7 +180,7 @@ enum ConsoleDelivery {
     /// (`ad…@example.com`), a device token to its first 8 characters.
     static func redacted(_ recipient: String, channel: OutboxMessage.Channel) -> String {
         switch channel {
-        case .sms:
+        case .sms, .whatsapp, .voice:
             if let n = try? PhoneNumber(parsing: recipient) { return n.description }
             return MFAEnrollment.obfuscate(recipient)
         case .email:
