@@ -32,16 +32,24 @@ echo "== engine and unit tests (swift test)"
 swift test 2>&1 | tee "$out/swift-test.log" | grep -E "^(✘|􀢄)|error:|Test run with" 
 unit=${PIPESTATUS[0]}
 
-echo "== HTTP, browser and compatibility tests (pytest, real nginx)"
-python3 -m pytest -q -p no:cacheprovider Tests/integration --junitxml="$out/pytest.xml" 2>&1 | tee "$out/pytest.log" | tail -n 25
-integ=${PIPESTATUS[0]}
-
-# The same suite with every Gatehouse on PostgreSQL (a fresh database each, on the run's cluster);
-# tests of the SQLite file itself are skipped there, the PostgreSQL deployment tests ran above.
-echo "== HTTP, browser and compatibility tests on PostgreSQL (pytest, real nginx)"
+# The HTTP suite twice at once: on SQLite, and with every Gatehouse on PostgreSQL (a fresh database
+# each, on the run's cluster; tests of the SQLite file itself are skipped there). The two mostly wait
+# (browsers, timeouts, nginx), so side by side they take little more than the longer one. The
+# SQLite pass runs the PostgreSQL deployment tests, which restart their cluster: they get one of their
+# own (no GATEHOUSE_TEST_POSTGRES_URL), so the PostgreSQL pass's cluster is never restarted under it.
+echo "== HTTP, browser and compatibility tests, on SQLite and on PostgreSQL side by side (pytest, real nginx)"
+env -u GATEHOUSE_TEST_POSTGRES_URL python3 -m pytest -q -p no:cacheprovider Tests/integration --junitxml="$out/pytest.xml" \
+    > "$out/pytest.log" 2>&1 &
+sqlite_pid=$!
 GATEHOUSE_TEST_STORE=postgresql GATEHOUSE_TEST_OUTPUT="$out/postgresql" python3 -m pytest -q -p no:cacheprovider Tests/integration \
-    --junitxml="$out/pytest-postgresql.xml" 2>&1 | tee "$out/pytest-postgresql.log" | tail -n 25
-[ "${PIPESTATUS[0]}" -eq 0 ] || integ=1
+    --junitxml="$out/pytest-postgresql.xml" > "$out/pytest-postgresql.log" 2>&1 &
+pg_pid=$!
+wait "$sqlite_pid"; integ=$?
+wait "$pg_pid"; [ "$?" -eq 0 ] || integ=1
+echo "-- on SQLite"
+tail -n 25 "$out/pytest.log"
+echo "-- on PostgreSQL"
+tail -n 25 "$out/pytest-postgresql.log"
 
 # Every fuzz target for FUZZ_SECONDS (30 by default here; 0 skips), after a build of its own
 # (libFuzzer + AddressSanitizer). A crash fails the run; its line comes before the summary.
