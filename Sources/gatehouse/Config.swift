@@ -328,6 +328,22 @@ struct Config {
             c.int(ph, "sends_per_ip_per_hour", 1...10000, &problems, prefix: q).map { p.phone.sendsPerIPPerHour = $0 }
             c.int(ph, "verify_attempts_per_ip_per_5min", 1...10000, &problems, prefix: q).map { p.phone.verifyAttemptsPerIPPer5Min = $0 }
             Config.pumping(ph, prefix: q, into: &p.phone.pumping, problems: &problems)
+            if ph["channels"] != nil {
+                let names = Config.strings(ph, "channels", q, &problems)
+                let channels = names.compactMap(PhoneChannel.init(rawValue:))
+                if channels.count != names.count || Set(channels).count != channels.count || channels.first != .sms {
+                    problems.append("\(q)channels: expected a list of sms, whatsapp and voice, each once, starting with sms (the API sends texts)")
+                } else {
+                    p.phone.channels = channels
+                }
+            }
+            if let after = ph["fallback_after_seconds"] {
+                if let n = after.int64Value, n == 0 || (20...600).contains(n) {
+                    p.phone.fallbackAfterSeconds = n
+                } else {
+                    problems.append("\(q)fallback_after_seconds: expected 0 (no automatic fallback) or an integer in 20…600")
+                }
+            }
         }
         if let em = j["email_link"] {
             let q = pfx + "email_link."

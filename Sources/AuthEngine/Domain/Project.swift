@@ -59,7 +59,20 @@ public struct PhonePolicy: Sendable, Equatable {
     public var allowedRegions: [String]? = nil
     /// SMS pumping protection (budgets per destination, automatic holds).
     public var pumping = SMSPumpingPolicy()
+    /// The channels a code may go by, in order: the first carries it; the hosted pages offer the
+    /// others after the resend delay; the automatic fallback takes the next.
+    public var channels: [PhoneChannel] = [.sms]
+    /// 0: no automatic fallback. Else, when a code's message is reported undelivered or failed,
+    /// dies, or has no delivered receipt this many seconds after it was queued, the next channel
+    /// carries a new code for the same session.
+    public var fallbackAfterSeconds: Int64 = 0
     public init() {}
+
+    /// The channel after `channel` in `channels`, if any.
+    public func channel(after channel: PhoneChannel) -> PhoneChannel? {
+        guard let i = channels.firstIndex(of: channel), i + 1 < channels.count else { return nil }
+        return channels[i + 1]
+    }
 }
 
 /// Email-link policy (gatehouse.md "Email-link sign-in").

@@ -71,6 +71,16 @@ extension PhoneSignIn {
         public var attemptsLeft: Int
         public var expiresAt: Millis
         public var resendAvailableAt: Millis
+        /// The channel of the current code's message, and what its provider reported (nil: not
+        /// yet accepted; a message that died unsent reads `.failed`).
+        public var channel: PhoneChannel?
+        public var delivery: DeliveryState?
+        /// The project's channels a "send again" may take.
+        public var channels: [PhoneChannel]
+
+        /// The person should not wait for this code: its message was reported undelivered or
+        /// failed, or could not be sent.
+        public var notDelivered: Bool { delivery == .undelivered || delivery == .failed }
     }
 
     /// The status of `sessionInfo`; nil when it names nothing in this project.
@@ -83,8 +93,13 @@ extension PhoneSignIn {
         else if left == 0 { state = .burned }
         else if now >= r.expiresAt { state = .expired }
         else { state = .pending }
+        var delivery: DeliveryState?
+        if let id = r.messageID, let m = try store.outboxMessage(id: id) {
+            delivery = m.delivery ?? (m.status == .dead ? .failed : nil)
+        }
         return Status(state: state, phoneNumber: r.phoneNumber, attemptsLeft: left, expiresAt: r.expiresAt,
-                      resendAvailableAt: r.createdAt + policy.resendAfterSeconds * 1000)
+                      resendAvailableAt: r.createdAt + policy.resendAfterSeconds * 1000, channel: r.channel.flatMap(PhoneChannel.init),
+                      delivery: delivery, channels: policy.channels)
     }
 }
 

@@ -3,7 +3,7 @@ import JSONValue
 
 /// What phone sign-in needs from the store.
 public typealias PhoneFlowStore = PhoneStore & AccountStore & SigningKeyStore & SecretStore & LimitStore & OutboxStore
-    & AuditStore & AppTokenStore & SessionStore & SMSPumpingStore & PushStore
+    & AuditStore & AppTokenStore & SessionStore & SMSPumpingStore & PushStore & DeliveryStore
 
 /// Phone sign-in, step 1: `accounts:sendVerificationCode` (firebase-wire.md §2.1, §5.1;
 /// gatehouse.md "Phone sign-in"), and the hosted page's "send again".
@@ -14,6 +14,8 @@ public typealias PhoneFlowStore = PhoneStore & AccountStore & SigningKeyStore & 
 public struct PhoneSignIn {
     /// The device signing in, for the refresh tokens this flow issues (`SignInTokens.device`).
     public var device: SignInDevice?
+    /// The words of codes sent by WhatsApp or voice (SMS texts come from the request's `composeSMS`).
+    public var messages: (any CodeMessages)?
     public let store: any PhoneFlowStore
     public let clock: any Clock
     public let random: any RandomSource
@@ -43,13 +45,16 @@ public struct PhoneSignIn {
         public var composeSMS: (_ code: String) -> String
         /// What the code is for (`PhoneCodePurpose`); only a flow of that purpose accepts it.
         public var purpose: PhoneCodePurpose
+        /// The person's language (voice and WhatsApp templates, and the automatic fallback's words).
+        public var language: String?
 
         public init(phoneNumber: String?, defaultRegion: String? = nil, appToken: String? = nil, iosCredential: IOSCredential? = nil,
                     apiKey: String? = nil, appID: String = "", remoteAddress: String, purpose: PhoneCodePurpose = .signIn,
-                    composeSMS: @escaping (_ code: String) -> String) {
+                    language: String? = nil, composeSMS: @escaping (_ code: String) -> String) {
             self.phoneNumber = phoneNumber; self.defaultRegion = defaultRegion; self.appToken = appToken; self.iosCredential = iosCredential
             self.apiKey = apiKey
-            self.appID = appID; self.remoteAddress = remoteAddress; self.purpose = purpose; self.composeSMS = composeSMS
+            self.appID = appID; self.remoteAddress = remoteAddress; self.purpose = purpose; self.language = language
+            self.composeSMS = composeSMS
         }
     }
 
@@ -64,6 +69,8 @@ public struct PhoneSignIn {
         public var expiresAt: Millis
         /// When the hosted page may offer "send again".
         public var resendAvailableAt: Millis
+        /// The channel that carries the code (nil for a test number: nothing is sent).
+        public var channel: PhoneChannel?
     }
 
     /// Sends a code, or returns the pending one's sessionInfo without a second SMS when the same
@@ -97,8 +104,11 @@ public struct PhoneSignIn {
             }
             // A refusal by the limits returns before anything is written but its tally (the
             // console's refusals by budget), which commits.
-            do { try countSend(number, client: client, purpose: request.purpose) } catch let refusal as AuthError { return .failure(refusal) }
-            return .success(try issue(draft, appID: appID, purpose: request.purpose, compose: request.composeSMS))
+            do { try countSend(number, client: client, purpose: request.purpose, channel: .sms) } catch let refusal as AuthError {
+                return .failure(refusal)
+            }
+            return .success(try issue(draft, appID: appID, purpose: request.purpose, channel: .sms, language: request.language,
+                                      compose: request.composeSMS))
         }
         return try outcome.get()
     }
@@ -107,8 +117,14 @@ public struct PhoneSignIn {
     /// `sessionInfo` was issued; issues a new code (new sessionInfo) and invalidates the old one
     /// (only that one: other clients' codes for the number stay valid). The limits are counted in
     /// the same transaction as the new code. Too early → `TOO_MANY_ATTEMPTS_TRY_LATER : RESEND_TOO_SOON`.
+    /// `channel`: another of the project's channels ("Send by WhatsApp", "Call me"), weighed by
+    /// the budgets as `PhoneChannel.weight` sends; one the project does not offer is refused.
     public func resend(sessionInfo: String?, appToken: String?, apiKey: String? = nil, remoteAddress: String,
+                       channel: PhoneChannel = .sms, language: String? = nil,
                        composeSMS: @escaping (_ code: String) -> String) throws -> SendResult {
+        guard policy.channels.contains(channel) else {
+            throw AuthError(.operationNotAllowed, "This project does not send codes by \(channel.rawValue).")
+        }
         let old = try lookUp(sessionInfo)
         if old.consumedAt != nil || old.supersededAt != nil { throw AuthError(.sessionExpired) }
         let now = clock.now()
@@ -121,11 +137,13 @@ public struct PhoneSignIn {
         let draft = Draft(number, keys: keys, random: random, client: client, project: project.id)
         let outcome: Result<SendResult, AuthError> = try store.transaction {
             // A refusal by the limits commits only its tally (as in `sendCode`).
-            do { try countSend(number, client: client, purpose: old.purpose) } catch let refusal as AuthError { return .failure(refusal) }
+            do { try countSend(number, client: client, purpose: old.purpose, channel: channel) } catch let refusal as AuthError {
+                return .failure(refusal)
+            }
             guard try store.supersedePhoneVerification(sessionHash: old.sessionHash, at: clock.now()) else {
                 throw AuthError(.sessionExpired)
             }
-            return .success(try issue(draft, appID: old.appID, purpose: old.purpose, compose: composeSMS))
+            return .success(try issue(draft, appID: old.appID, purpose: old.purpose, channel: channel, language: language, compose: composeSMS))
         }
         return try outcome.get()
     }
@@ -184,17 +202,21 @@ public struct PhoneSignIn {
     /// factor's sign-in count on a budget of their own, which only the holder of a pending
     /// credential (someone who passed the user's first factor) can spend, never an anonymous
     /// first-factor send to the same number.
-    func countSend(_ number: ParsedNumber, client: ClientAddress, purpose: PhoneCodePurpose) throws {
+    /// A code by `channel` weighs `channel.weight` sends on the number's and the client's budgets.
+    func countSend(_ number: ParsedNumber, client: ClientAddress, purpose: PhoneCodePurpose, channel: PhoneChannel) throws {
         let limits = Limits(store: store, clock: clock)
         if try !limits.allows(PhoneSignIn.failureRule(policy), client: client, scope: project.id) { throw AuthError(.tooManyAttempts) }
         guard !project.devMode, !number.isTest else { return }
         let budget = PhoneSignIn.numberBudget(policy, secondFactor: purpose.isSecondFactor)
         let perClient = Limits.Rule("phone-send-ip-hour", max: policy.sendsPerIPPerHour, per: 3600)
+        let weight = channel.weight
         // Check every rule before counting any, so a refused send does not eat another budget.
-        guard let admission = try limits.admits(budget, key: numberKey(number.e164), client: client) else { throw AuthError(.tooManyAttempts) }
-        if try !limits.allows(perClient, client: client, scope: project.id) { throw AuthError(.tooManyAttempts) }
-        try limits.count(budget, key: numberKey(number.e164), client: client, as: admission)
-        _ = try limits.record(perClient, client: client, scope: project.id)
+        guard let admission = try limits.admits(budget, key: numberKey(number.e164), client: client, amount: weight) else {
+            throw AuthError(.tooManyAttempts)
+        }
+        if try !limits.allows(perClient, client: client, scope: project.id, amount: weight) { throw AuthError(.tooManyAttempts) }
+        try limits.count(budget, key: numberKey(number.e164), client: client, as: admission, amount: weight)
+        _ = try limits.record(perClient, client: client, scope: project.id, amount: weight)
     }
 
     /// A number's sends per hour and per day: first factors and enrolments share one budget, the
@@ -242,26 +264,59 @@ public struct PhoneSignIn {
         }
     }
 
-    /// Creates the verification and, for real numbers, the SMS (inside the caller's transaction).
-    func issue(_ draft: Draft, appID: String, purpose: PhoneCodePurpose, compose: (String) -> String) throws -> SendResult {
+    /// Creates the verification and, for real numbers, the code's message by `channel` (inside
+    /// the caller's transaction).
+    func issue(_ draft: Draft, appID: String, purpose: PhoneCodePurpose, channel: PhoneChannel, language: String?,
+               compose: (String) -> String) throws -> SendResult {
         let now = clock.now()
         let (number, code, sessionInfo) = (draft.number, draft.code, draft.sessionInfo)
-        let record = PhoneVerificationRecord(
+        var record = PhoneVerificationRecord(
             sessionHash: draft.sessionHash, projectID: project.id, phoneNumber: number.e164, appID: appID,
             codeHash: draft.codeHash, nonce: draft.nonce, createdAt: now, expiresAt: now + codeLifetime,
             isTest: number.isTest, clientHash: draft.clientHash, purpose: purpose)
         try store.purgePhoneRecords(before: now - PhoneSignIn.retentionAfterExpiry)
-        try store.insertPhoneVerification(record)
         if !number.isTest {
-            try SMSPumpingGuard(store: store, clock: clock, project: project, telemetry: tokens.telemetry, log: tokens.log).admit(number)
-            let body = compose(code) + "\n\n@" + project.smsOriginDomain + " #" + code
-            let metadata: JSON = project.devMode
-                ? .obj(("sessionInfo", sessionInfo), ("code", code), ("phoneNumber", number.e164))
-                : .object([])
-            _ = try store.enqueue(OutboxMessage(projectID: project.id, channel: .sms, recipient: number.e164, body: body,
-                                                metadata: metadata.serialized(), nextAttemptAt: now, createdAt: now))
+            let body = channel == .sms ? compose(code) + "\n\n@" + project.smsOriginDomain + " #" + code
+                : codeBody(code, channel: channel, language: language ?? project.defaultLocale)
+            record.messageID = try enqueueCode(body, code: code, to: number, channel: channel, language: language,
+                                               sessionInfo: sessionInfo, sessionHash: draft.sessionHash, at: now)
+            record.channel = channel.outbox
         }
-        return result(record, sessionInfo: sessionInfo, queued: !number.isTest)
+        try store.insertPhoneVerification(record)
+        var sent = result(record, sessionInfo: sessionInfo, queued: !number.isTest)
+        sent.channel = number.isTest ? nil : channel
+        return sent
+    }
+
+    /// The body of a code's message by WhatsApp (the code alone: the template says the rest) or
+    /// voice (the words to say, from `messages`, or the digits alone when there is none), or an
+    /// SMS sent without a request (the automatic fallback).
+    func codeBody(_ code: String, channel: PhoneChannel, language: String) -> String {
+        switch channel {
+        case .whatsapp: return code
+        case .voice: return messages?.words(code: code, channel: .voice, language: language, project: project) ?? PhoneChannel.spokenDigits(code)
+        case .sms:
+            let words = messages?.words(code: code, channel: .sms, language: language, project: project) ?? code
+            return words + "\n\n@" + project.smsOriginDomain + " #" + code
+        }
+    }
+
+    /// Admits the message through the pumping guard (weighed by the channel) and queues it; the
+    /// message knows its session and, when another channel follows and the project has an
+    /// automatic fallback, when that channel takes over. Returns its id.
+    func enqueueCode(_ body: String, code: String, to number: ParsedNumber, channel: PhoneChannel, language: String?, sessionInfo: String,
+                     sessionHash: [UInt8], at now: Millis) throws -> Int64 {
+        try SMSPumpingGuard(store: store, clock: clock, project: project, telemetry: tokens.telemetry, log: tokens.log)
+            .admit(number, weight: channel.weight)
+        let metadata: JSON = project.devMode
+            ? .obj(("sessionInfo", sessionInfo), ("code", code), ("phoneNumber", number.e164), ("channel", channel.rawValue))
+            : .object([])
+        let fallbackAt: Millis? = policy.fallbackAfterSeconds > 0 && policy.channel(after: channel) != nil
+            ? now + policy.fallbackAfterSeconds * 1000 : nil
+        return try store.enqueue(OutboxMessage(projectID: project.id, channel: channel.outbox, recipient: number.e164, body: body,
+                                               metadata: metadata.serialized(), nextAttemptAt: now, createdAt: now,
+                                               region: number.region.uppercased(), language: language ?? project.defaultLocale,
+                                               fallbackAt: fallbackAt, sessionHash: sessionHash))
     }
 
     func result(_ r: PhoneVerificationRecord, keys: PhoneKeys, queued: Bool) -> SendResult {
@@ -270,6 +325,6 @@ public struct PhoneSignIn {
 
     func result(_ r: PhoneVerificationRecord, sessionInfo: String, queued: Bool) -> SendResult {
         SendResult(sessionInfo: sessionInfo, phoneNumber: r.phoneNumber, smsQueued: queued, isTest: r.isTest, expiresAt: r.expiresAt,
-                   resendAvailableAt: r.createdAt + policy.resendAfterSeconds * 1000)
+                   resendAvailableAt: r.createdAt + policy.resendAfterSeconds * 1000, channel: r.channel.flatMap(PhoneChannel.init))
     }
 }

@@ -40,8 +40,10 @@ public struct SMSPumpingGuard {
         let holdMinimum: Int
     }
 
-    /// Refuses the send (`TOO_MANY_ATTEMPTS_TRY_LATER`, as the other send limits) or counts it.
-    func admit(_ number: ParsedNumber) throws {
+    /// Refuses the send (`TOO_MANY_ATTEMPTS_TRY_LATER`, as the other send limits) or counts it,
+    /// as `weight` messages (a call weighs more than a text: `PhoneChannel.weight`). Holds apply
+    /// to every channel.
+    func admit(_ number: ParsedNumber, weight: Int = 1) throws {
         guard !project.devMode, !number.isTest else { return }
         let now = clock.now()
         let start = now / SMSPumpingGuard.bucket * SMSPumpingGuard.bucket
@@ -56,10 +58,10 @@ public struct SMSPumpingGuard {
         // Every budget is checked before any is counted, so a refused send eats none.
         let projectSeries = "sms-project:" + project.id
         if try store.counterSum(bucket: projectSeries, from: start + SMSPumpingGuard.bucket - SMSPumpingGuard.day,
-                                to: start + SMSPumpingGuard.bucket) >= policy.smsPerProjectPerDay { throw refused("project") }
-        for t in targets where try lastHour(series(t), start) >= t.limit { throw refused(t.kind.rawValue) }
+                                to: start + SMSPumpingGuard.bucket) + weight > policy.smsPerProjectPerDay { throw refused("project") }
+        for t in targets where try lastHour(series(t), start) + weight > t.limit { throw refused(t.kind.rawValue) }
         for s in [projectSeries] + targets.map(series) {
-            _ = try store.incrementCounter(bucket: s, windowStart: start, amount: 1, expiresAt: start + SMSPumpingGuard.kept)
+            _ = try store.incrementCounter(bucket: s, windowStart: start, amount: weight, expiresAt: start + SMSPumpingGuard.kept)
         }
         // The console's sends per country per day (kept a month, unlike the 26 h series above).
         try ActivityCounters.smsRegion(store, project: project.id, region: number.region, at: now)

@@ -48,31 +48,32 @@ public struct Limits {
     /// How a destination send fits: inside the shared budget, or in the client block's reserve.
     public enum DestinationAdmission: Sendable, Equatable { case budget, reserve }
 
-    /// Whether another send to `key` fits (does not count); nil when neither the budget nor the
-    /// client block's reserve has room.
-    public func admits(_ budget: DestinationBudget, key: String, client: ClientAddress) throws -> DestinationAdmission? {
+    /// Whether another send to `key` of `amount` units fits (does not count); nil when neither
+    /// the budget nor the client block's reserve has room.
+    public func admits(_ budget: DestinationBudget, key: String, client: ClientAddress, amount: Int = 1) throws -> DestinationAdmission? {
         var refusedBy: Rule?
-        for rule in budget.rules where try !fits(rule, key: key) { refusedBy = refusedBy ?? rule }
+        for rule in budget.rules where try !fits(rule, key: key, amount: amount) { refusedBy = refusedBy ?? rule }
         guard let refusedBy else { return .budget }
-        if let reserve = budget.reserve, try fits(reserve, key: key + "|" + client.wide) { return .reserve }
+        if let reserve = budget.reserve, try fits(reserve, key: key + "|" + client.wide, amount: amount) { return .reserve }
         try noteRefusal(refusedBy)
         return nil
     }
 
     /// Counts a send admitted as `admission`: on every rule of the budget (so the budget keeps
     /// its count), and on the block's reserve when that is what let it through.
-    public func count(_ budget: DestinationBudget, key: String, client: ClientAddress, as admission: DestinationAdmission) throws {
-        for rule in budget.rules { _ = try tally(rule, key: key) }
-        if admission == .reserve, let reserve = budget.reserve { _ = try tally(reserve, key: key + "|" + client.wide) }
+    public func count(_ budget: DestinationBudget, key: String, client: ClientAddress, as admission: DestinationAdmission,
+                      amount: Int = 1) throws {
+        for rule in budget.rules { _ = try tally(rule, key: key, amount: amount) }
+        if admission == .reserve, let reserve = budget.reserve { _ = try tally(reserve, key: key + "|" + client.wide, amount: amount) }
     }
 
     // MARK: Per client: both tiers of the client's network
 
     /// Counts one event for the client (`rule.max`) and for its block (`rule.max × wideFactor`);
     /// false if either is past its budget. `scope` separates projects.
-    public func record(_ rule: Rule, client: ClientAddress, scope: String) throws -> Bool {
-        let narrow = try tally(rule, key: scope + "|" + client.narrow)
-        let wide = try tally(rule.widened(client.wideFactor), key: scope + "|" + client.wide)
+    public func record(_ rule: Rule, client: ClientAddress, scope: String, amount: Int = 1) throws -> Bool {
+        let narrow = try tally(rule, key: scope + "|" + client.narrow, amount: amount)
+        let wide = try tally(rule.widened(client.wideFactor), key: scope + "|" + client.wide, amount: amount)
         if !(narrow && wide) { try noteRefusal(rule) }
         return narrow && wide
     }
@@ -83,8 +84,9 @@ public struct Limits {
 
     /// Whether another event would still fit on both tiers (does not count the event; a false
     /// answer is counted as a refusal: the caller refuses).
-    public func allows(_ rule: Rule, client: ClientAddress, scope: String) throws -> Bool {
-        let fits = try fits(rule, key: scope + "|" + client.narrow) && fits(rule.widened(client.wideFactor), key: scope + "|" + client.wide)
+    public func allows(_ rule: Rule, client: ClientAddress, scope: String, amount: Int = 1) throws -> Bool {
+        let fits = try fits(rule, key: scope + "|" + client.narrow, amount: amount)
+            && fits(rule.widened(client.wideFactor), key: scope + "|" + client.wide, amount: amount)
         if !fits { try noteRefusal(rule) }
         return fits
     }
@@ -114,8 +116,8 @@ public struct Limits {
 
     /// Whether another event would still fit (does not count the event; a false answer is
     /// counted as a refusal: the caller refuses).
-    public func allows(_ rule: Rule, key: String) throws -> Bool {
-        let fits = try fits(rule, key: key)
+    public func allows(_ rule: Rule, key: String, amount: Int = 1) throws -> Bool {
+        let fits = try fits(rule, key: key, amount: amount)
         if !fits { try noteRefusal(rule) }
         return fits
     }
@@ -128,9 +130,9 @@ public struct Limits {
         return n <= rule.max
     }
 
-    /// Whether another event fits, noting nothing.
-    func fits(_ rule: Rule, key: String) throws -> Bool {
-        try store.counter(bucket: rule.name + ":" + key, windowStart: window(rule)) < rule.max
+    /// Whether `amount` more units fit, noting nothing.
+    func fits(_ rule: Rule, key: String, amount: Int = 1) throws -> Bool {
+        try store.counter(bucket: rule.name + ":" + key, windowStart: window(rule)) + amount <= rule.max
     }
 
     /// One refusal by `rule` (its block's tier counted under the rule's own name).
