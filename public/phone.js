@@ -71,25 +71,62 @@
     Array.prototype.forEach.call(document.querySelectorAll('form.is-busy'), function (f) { setBusy(f, false); });
   });
 
-  // "Send again": disabled with a visible countdown until the server allows it.
+  // "Send again" (and "Send by WhatsApp", "Call me"): disabled with a visible countdown until the
+  // server allows it.
   var resend = document.getElementById('resend');
   var status = document.getElementById('resend-status');
-  if (resend) {
+  var waiting = document.querySelectorAll('button[data-wait]');
+  if (resend && waiting.length) {
     var wait = parseInt(resend.dataset.wait || '0', 10) || 0;
     var label = resend.dataset.waitLabel || '';
     var until = Date.now() + wait * 1000;
+    var setAll = function (disabled) {
+      Array.prototype.forEach.call(waiting, function (b) { b.disabled = disabled; });
+    };
     var tick = function () {
       var left = Math.ceil((until - Date.now()) / 1000);
       if (left > 0) {
-        resend.disabled = true;
+        setAll(true);
         if (status) status.textContent = label.replace('{seconds}', String(left));
         setTimeout(tick, 1000 - ((until - Date.now()) % 1000 || 0) + 5);
       } else {
-        resend.disabled = false;
+        setAll(false);
         if (status) status.textContent = '';
       }
     };
     if (wait > 0) tick();
+  }
+
+  // What became of the code's message: "not delivered" instead of leaving the person waiting,
+  // and a note when the code went again by another channel (the automatic fallback). Every 4 s
+  // for 3 minutes at most, while the answer may still change.
+  var codeForm = document.getElementById('code-form');
+  if (codeForm && codeForm.dataset.delivery && window.fetch && window.URLSearchParams) {
+    var channel = codeForm.dataset.channel;
+    var notDelivered = document.getElementById('not-delivered');
+    var notice = document.getElementById('fallback-notice');
+    var polls = 0;
+    var poll = function () {
+      polls += 1;
+      var body = new URLSearchParams();
+      body.set('csrf', codeForm.querySelector('input[name="csrf"]').value);
+      body.set('sessionInfo', codeForm.querySelector('input[name="sessionInfo"]').value);
+      fetch(codeForm.dataset.delivery, { method: 'POST', body: body, credentials: 'same-origin' })
+        .then(function (r) { return r.ok ? r.json() : {}; })
+        .then(function (d) {
+          if (!d.state) return;
+          if (d.channel && d.channel !== channel && notice) {
+            notice.textContent = (notice.dataset.text || '').replace('{channel}', notice.dataset['name' + d.channel.charAt(0).toUpperCase() + d.channel.slice(1)] || d.channel);
+            notice.hidden = false;
+            channel = d.channel;
+            if (notDelivered) notDelivered.hidden = true;
+          } else if (notDelivered && (d.state === 'undelivered' || d.state === 'failed')) {
+            notDelivered.hidden = false;
+          }
+          if (polls < 45 && d.state !== 'delivered') setTimeout(poll, 4000);
+        }, function () { if (polls < 45) setTimeout(poll, 4000); });
+    };
+    setTimeout(poll, 4000);
   }
 
   // The code field keeps digits only (pasted "123 456" or "123-456" become "123456").

@@ -119,6 +119,7 @@ enum RouteTable {
         page("GET", "/__/auth/phone", [], PhonePage.show)
         page("POST", "/__/auth/phone", [], PhonePage.start, flow: .init("phone", "start"))
         page("POST", "/__/auth/phone/verify", [], PhonePage.verify, flow: .init("phone", "complete"))
+        page("POST", "/__/auth/phone/delivery", [], PhonePage.delivery)
         page("GET", "/__/auth/handler", [], VerifyAppPage.handler)
         page("GET", "/__/auth/callback", [], VerifyAppPage.callback)
         page("GET", "/__/auth/email", [], EmailPages.show)

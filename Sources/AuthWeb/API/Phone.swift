@@ -8,6 +8,7 @@ enum PhoneAPI {
     static func flow(_ ctx: Context) -> PhoneSignIn {
         var f = PhoneSignIn(store: ctx.store, clock: ctx.app.clock, random: ctx.app.random, tokens: ctx.app.tokens, project: ctx.project)
         f.device = SignInRecording.device(ctx)
+        f.messages = TemplateCodeMessages(templates: ctx.app.templates)
         return f
     }
 
@@ -46,16 +47,26 @@ enum PhoneAPI {
         }
     }
 
-    /// Dev mode: the codes in the dev outbox that can still be used, oldest first.
+    /// Dev mode: the codes in the dev outbox that can still be used, oldest first, by whatever
+    /// channel they went (a session's latest code only: a fallback's new code replaces the old).
     static func emulatorVerificationCodes(_ ctx: inout Context) throws -> Response {
         let flow = flow(ctx)
-        var codes: [JSON] = []
-        for m in try ctx.store.messages(project: ctx.project.id, channel: .sms, limit: 1000) {
+        var messages: [OutboxMessage] = []
+        for channel in [OutboxMessage.Channel.sms, .whatsapp, .voice] {
+            messages += try ctx.store.messages(project: ctx.project.id, channel: channel, limit: 1000)
+        }
+        var latest: [String: (id: Int64, entry: JSON)] = [:]
+        for m in messages {
             guard let meta = try? JSONParser().parse(m.metadata), let session = meta["sessionInfo"]?.stringValue,
                   let code = meta["code"]?.stringValue, let number = meta["phoneNumber"]?.stringValue else { continue }
+            if let seen = latest[session], seen.id > m.id { continue }
+            latest[session] = (m.id, .obj(("code", code), ("phoneNumber", number), ("sessionInfo", session)))
+        }
+        var codes: [JSON] = []
+        for (session, found) in latest.sorted(by: { $0.value.id < $1.value.id }) {
             // The emulator forgets a code once it signed someone in; so does Gatehouse.
             guard let status = try flow.status(sessionInfo: session), status.state != .used else { continue }
-            codes.append(.obj(("code", code), ("phoneNumber", number), ("sessionInfo", session)))
+            codes.append(found.entry)
         }
         return .json(.obj(("verificationCodes", JSON.array(codes))))
     }

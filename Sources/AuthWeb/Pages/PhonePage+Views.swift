@@ -73,6 +73,20 @@ extension PhonePage {
         if wait > 0 { values["resendWaitText"] = .string((s["phone.code.resendIn"] ?? "").replacing("{seconds}", with: String(wait))) }
         if let error { values["error"] = .string(message(error, ctx: ctx, status: st)) }
         if let info { values["info"] = .string(info) }
+        // The project's other channels, offered with "send again" (same delay, same budgets).
+        let others = st.channels.filter { $0 != .sms }.map { c -> TemplateValue in
+            .object(["channel": .string(c.rawValue), "label": .string(s["phone.code.by." + c.rawValue] ?? c.rawValue)])
+        }
+        if !others.isEmpty { values["otherChannels"] = .list(others) }
+        if let channel = st.channel {
+            values["channel"] = .string(channel.rawValue)
+            values["notDeliveredText"] = .string(s["phone.code.notDelivered." + channel.rawValue] ?? "")
+            values["fallbackText"] = .string(s["phone.code.fallback"] ?? "")
+            for c in PhoneChannel.allCases { values["channelName_" + c.rawValue] = .string(s["phone.code.channel." + c.rawValue] ?? c.rawValue) }
+        }
+        if st.state == .pending, st.notDelivered { values["notDelivered"] = .bool(true) }
+        // The page asks what became of the message while it may still change.
+        if st.state == .pending, st.channel != nil, !(st.delivery.map { $0.rank == 2 } ?? false) { values["pollDelivery"] = .bool(true) }
         response.body = ctx.app.templates.renderBytes("pages/phone_code", ctx: ctx, values: values)
         return response
     }

@@ -36,11 +36,14 @@ enum PhonePage {
         let continueURL = f["continueUrl"] ?? ""
         let flow = PhoneAPI.flow(ctx)
         if let old = f["resend"] {
+            // "Send a new code" (a text), "Send by WhatsApp" or "Call me".
+            let channel = f["channel"].flatMap(PhoneChannel.init(rawValue:)) ?? .sms
             do {
                 let r = try flow.resend(sessionInfo: old, appToken: f["appToken"], remoteAddress: ctx.request.remoteAddress,
-                                        composeSMS: SMSText.composer(ctx))
+                                        channel: channel, language: ctx.locale, composeSMS: SMSText.composer(ctx))
                 if r.smsQueued { ctx.app.outboxNotifier() }
-                return try renderCode(ctx, sessionInfo: r.sessionInfo, continueURL: continueURL, info: strings(ctx)["phone.code.resent"])
+                let info = strings(ctx)[channel == .sms ? "phone.code.resent" : "phone.code.resentBy." + channel.rawValue]
+                return try renderCode(ctx, sessionInfo: r.sessionInfo, continueURL: continueURL, info: info)
             } catch let e as AuthError where handled(e) {
                 return try renderCode(ctx, sessionInfo: old, continueURL: continueURL, error: e, status: 400)
             }
@@ -50,13 +53,25 @@ enum PhonePage {
         do {
             let r = try flow.sendCode(.init(phoneNumber: f["phoneNumber"], defaultRegion: step.region, appToken: f["appToken"],
                                             apiKey: nil, appID: appID, remoteAddress: ctx.request.remoteAddress,
-                                            composeSMS: SMSText.composer(ctx)))
+                                            language: ctx.locale, composeSMS: SMSText.composer(ctx)))
             if r.smsQueued { ctx.app.outboxNotifier() }
             return try renderCode(ctx, sessionInfo: r.sessionInfo, continueURL: continueURL)
         } catch let e as AuthError where handled(e) {
             step.error = message(e, ctx: ctx, status: nil)
             return try renderNumber(ctx, step, status: 400)
         }
+    }
+
+    /// What became of the code's message, for the code page's script (`POST`, the code form's
+    /// CSRF token and `sessionInfo`): `{"state": queued|sent|delivered|undelivered|failed,
+    /// "channel": sms|whatsapp|voice}`; `{}` for a session that names nothing or is over.
+    static func delivery(_ ctx: inout Context) throws -> Response {
+        let f = fields(ctx)
+        try CSRF.verify(ctx, purpose: verifyPurpose, token: f["csrf"])
+        guard let st = try PhoneAPI.flow(ctx).status(sessionInfo: f["sessionInfo"]), st.state == .pending, let channel = st.channel else {
+            return .json(.object([]), headers: [("Cache-Control", "no-store")])
+        }
+        return .json(.obj(("state", (st.delivery ?? .queued).rawValue), ("channel", channel.rawValue)), headers: [("Cache-Control", "no-store")])
     }
 
     /// Step 2: checks the code, sets the session cookie and redirects (303) to `continueUrl`
@@ -107,6 +122,7 @@ enum PhonePage {
         }
         switch e.code {
         case .invalidPhoneNumber: return t(e.detail == "TOO_SHORT" ? "tooShort" : e.detail == "TOO_LONG" ? "tooLong" : "invalidNumber")
+        case .operationNotAllowed where e.detail?.hasPrefix("This project does not send codes by") == true: return t("channel")
         case .operationNotAllowed: return t("region")
         case .tooManyAttempts where e.detail == PhoneSignIn.resendTooSoon:
             let wait = status.map { max(1, ($0.resendAvailableAt - ctx.now + 999) / 1000) } ?? 60
