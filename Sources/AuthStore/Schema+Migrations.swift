@@ -79,6 +79,8 @@ public enum Schema {
             .addColumn(OutboxColumn.table, "session_hash"),
             .createIndex(OutboxColumn.table, "outbox_fallback"), .createIndex(OutboxColumn.table, "outbox_project_created"),
             .addColumn(PhoneVerificationColumn.table, "message_id"), .addColumn(PhoneVerificationColumn.table, "channel"),
+            .addColumn(EmailLinkColumn.table, "short_code_hash"), .addColumn(EmailLinkColumn.table, "short_code_binding"),
+            .addColumn(EmailLinkColumn.table, "short_code_expires_at"), .addColumn(EmailLinkColumn.table, "short_code_attempts"),
         ]),
     ]
 

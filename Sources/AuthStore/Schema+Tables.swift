@@ -128,7 +128,8 @@ enum PhoneProofColumn: Int32, RecordColumns {
 
 enum EmailLinkColumn: Int32, RecordColumns {
     case code_hash, project_id, request_type, email, local_id, continue_url, can_handle_in_app, ios_bundle_id, android_package,
-         lang, browser_binding, created_at, expires_at, consumed_at
+         lang, browser_binding, created_at, expires_at, consumed_at,
+         short_code_hash, short_code_binding, short_code_expires_at, short_code_attempts
     var column: (ColumnSpec, (EmailLinkRecord) -> any SQLBindable) {
         switch self {
         case .code_hash: (.blob, { $0.codeHash })
@@ -145,6 +146,10 @@ enum EmailLinkColumn: Int32, RecordColumns {
         case .created_at: (.integer, { $0.createdAt })
         case .expires_at: (.integer, { $0.expiresAt })
         case .consumed_at: (.optionalInteger, { $0.consumedAt })
+        case .short_code_hash: (.optionalBlob, { $0.shortCode?.hash })
+        case .short_code_binding: (.optionalBlob, { $0.shortCode?.binding })
+        case .short_code_expires_at: (.optionalInteger, { $0.shortCode?.expiresAt })
+        case .short_code_attempts: (.integer(default: 0), { $0.shortCode?.attempts ?? 0 })
         }
     }
     static let table = Table("email_links", Self.self, primaryKey: [.code_hash], indexes: [
@@ -159,7 +164,15 @@ enum EmailLinkColumn: Int32, RecordColumns {
                                canHandleCodeInApp: r.bool(.can_handle_in_app), iosBundleID: r.textOrNil(.ios_bundle_id),
                                androidPackage: r.textOrNil(.android_package), lang: r.text(.lang),
                                browserBinding: r.blobOrNil(.browser_binding).flatMap { $0.isEmpty ? nil : $0 },
-                               createdAt: r.int(.created_at), expiresAt: r.int(.expires_at), consumedAt: r.intOrNil(.consumed_at))
+                               createdAt: r.int(.created_at), expiresAt: r.int(.expires_at), consumedAt: r.intOrNil(.consumed_at),
+                               shortCode: shortCode(r))
+    }
+
+    /// A link's short code: all of hash, binding and expiry, or none.
+    static func shortCode(_ r: Reading<EmailLinkColumn>) -> EmailShortCode? {
+        guard let hash = r.blobOrNil(.short_code_hash), !hash.isEmpty, let binding = r.blobOrNil(.short_code_binding), !binding.isEmpty,
+              let expiresAt = r.intOrNil(.short_code_expires_at) else { return nil }
+        return EmailShortCode(hash: hash, binding: binding, expiresAt: expiresAt, attempts: Int(r.int(.short_code_attempts)))
     }
 }
 

@@ -38,6 +38,10 @@ public struct OobSendRequest: Sendable {
     public var appToken: String?
     /// The app the token must have been minted for (`web`, or a registered bundle id / package).
     public var tokenApp = "web"
+    /// The secret a short code beside the link is bound to (`EmailLinks.checkBinding`): the
+    /// hosted page's pending cookie, or an app's `emailCodeBinding` (Gatehouse's own field).
+    /// Without one the email carries the link alone, as Firebase's does.
+    public var codeBinding: String?
 
     public init(requestType: OobRequestType?, email: String?, apiKey: String, origin: String, lang: String, remoteAddress: String) {
         self.requestType = requestType; self.email = email; self.apiKey = apiKey; self.origin = origin; self.lang = lang
@@ -54,6 +58,10 @@ public struct OobMessageInput: Sendable {
     public let projectID: String
     public let lifetimeMinutes: Int
     public let issuedAt: Millis
+    /// The short code written beside the link (sign-in requests bound to a browser or an app).
+    public var code: String? = nil
+    /// How long the code works, in minutes.
+    public var codeMinutes = 0
 }
 
 /// A rendered link email: subject, plain text and HTML (the web layer renders it; the engine queues it).
@@ -90,6 +98,10 @@ extension EmailLinks {
             throw AuthError(.missingAndroidPackageName)
         }
         let linkOrigin = try self.linkOrigin(s, origin: req.origin)
+        let binding = try EmailLinks.checkBinding(req.codeBinding)
+        if binding != nil, type != .emailSignIn || req.returnOobLink {
+            throw AuthError(.invalidArgument, EmailLinks.bindingUnusedDetail)
+        }
 
         let email: String, recipient: String, localID: String?
         switch type {
@@ -122,7 +134,7 @@ extension EmailLinks {
 
         let now = clock.now()
         let code = random.token(bytes: 32)
-        let record = EmailLinkRecord(
+        var record = EmailLinkRecord(
             codeHash: EmailLinks.hash(code), projectID: project.id, requestType: type, email: email, localID: localID,
             continueURL: continueURL, canHandleCodeInApp: s.canHandleCodeInApp, iosBundleID: nonEmpty(s.iosBundleID),
             androidPackage: nonEmpty(s.androidPackageName), lang: req.lang, browserBinding: req.browserBinding,
@@ -131,6 +143,12 @@ extension EmailLinks {
                                              continueURL: continueURL, lang: req.lang)
         let appLink = s.canHandleCodeInApp && (record.iosBundleID != nil || record.androidPackage != nil)
         let link = appLink ? EmailLinkURLs.wrapperURL(linkOrigin: linkOrigin, actionURL: action) : action
+        var shortCode: String?
+        if let binding {
+            let digits = random.digits(EmailLinks.codeDigits)
+            record.shortCode = try issueCode(digits, binding: binding, for: record, at: now)
+            shortCode = digits
+        }
 
         let emailed = !req.returnOobLink
         let refusal: AuthError? = try store.transaction {
@@ -144,7 +162,8 @@ extension EmailLinks {
             if emailed {
                 let message = try compose(OobMessageInput(
                     recipient: recipient, requestType: type, link: link, lang: req.lang, projectID: project.id,
-                    lifetimeMinutes: Int(project.emailLink.linkLifetimeSeconds / 60), issuedAt: now))
+                    lifetimeMinutes: Int(project.emailLink.linkLifetimeSeconds / 60), issuedAt: now, code: shortCode,
+                    codeMinutes: record.shortCode.map { Int(($0.expiresAt - now) / 60_000) } ?? 0))
                 _ = try store.enqueue(OutboxMessage(
                     projectID: project.id, channel: .email, recipient: recipient, subject: message.subject, body: message.text,
                     htmlBody: message.html, metadata: metadata(code: code, link: link, type: type, email: email),

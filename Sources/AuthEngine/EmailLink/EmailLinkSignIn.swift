@@ -36,47 +36,56 @@ extension EmailLinks {
         let now = clock.now()
         return try store.transaction {
             guard try store.consumeEmailLink(hash: record.codeHash, at: now) else { throw AuthError(.invalidOobCode) }
-            let owner = try store.account(project: project.id, email: email)
-            var account: Account
-            var isNew = false
-            if let (linked, token) = linking {
-                if let owner, owner.localID != linked.localID { throw AuthError(.emailExists) }
-                guard let fresh = try store.account(project: project.id, localID: linked.localID) else { throw AuthError(.userNotFound) }
-                // Linking sets or replaces the account's email: a sensitive change.
-                try SensitiveChange.check(fresh, proof: SignInProof(token), now: now, recentSeconds: project.session.recentSignInSeconds)
-                account = fresh
-            } else if let owner {
-                account = owner
-            } else {
-                account = Account(projectID: project.id, localID: try accounts.newLocalID(project: project.id, random: random), createdAt: now)
-                isNew = true
-            }
-            if account.disabled { throw AuthError(.userDisabled) }
-            if !isNew, account.email == email, !account.emailVerified {
-                // The address was never proven: whoever set a password on it may not own it.
-                account.passwordHash = nil
-                account.validSince = now / 1000
-            }
-            account.email = email
-            account.emailVerified = true
-            account.emailLinkSignin = true
-            account.upsertProvider(ProviderInfo(providerID: "password", rawID: email, email: email))
-            // A user with a second factor is not signed in yet: the link is used, the address
-            // proven, and a pending credential stands for the first factor until the second.
-            if linking == nil, !isNew, PhoneMFA.requiresSecondFactor(account, project: project) {
-                try store.updateAccount(account)
-                try store.audit(AuditEvent(projectID: project.id, event: .emailLinkFirstFactor, localID: account.localID,
-                                           remoteAddress: remoteAddress), at: now)
-                let challenge = try PhoneMFA.challenge(account, firstFactor: "password", store: store, clock: clock, random: random)
-                return EmailLinkSignInResult(account: account, isNewUser: false, tokens: nil, challenge: challenge)
-            }
-            account.lastLoginAt = now
-            if issueTokens { account.lastRefreshAt = now }
-            if isNew { try store.insertAccount(account) } else { try store.updateAccount(account) }
-            let issued = issueTokens ? try SignInTokens(tokens: tokens, store: store, random: random, device: device).issue(for: account, provider: "password") : nil
-            try store.audit(AuditEvent(projectID: project.id, event: isNew ? .emailLinkSignUp : .emailLinkSignIn,
-                                       localID: account.localID, remoteAddress: remoteAddress), at: now)
-            return EmailLinkSignInResult(account: account, isNewUser: isNew, tokens: issued)
+            return try completeSignIn(email: email, linking: linking, issueTokens: issueTokens, remoteAddress: remoteAddress, at: now)
         }
+    }
+
+    /// What a used link or short code does, inside the transaction that used it: the account is
+    /// the `idToken` user (linking), else the owner of the address, else a new account; a user
+    /// with a second factor gets a pending credential instead of tokens. `via` goes into the
+    /// audit row's detail (`code` for a short code; nil for the link).
+    func completeSignIn(email: String, linking: (Account, VerifiedToken)?, issueTokens: Bool, remoteAddress: String?, at now: Millis,
+                        via: String? = nil) throws -> EmailLinkSignInResult {
+        let owner = try store.account(project: project.id, email: email)
+        var account: Account
+        var isNew = false
+        if let (linked, token) = linking {
+            if let owner, owner.localID != linked.localID { throw AuthError(.emailExists) }
+            guard let fresh = try store.account(project: project.id, localID: linked.localID) else { throw AuthError(.userNotFound) }
+            // Linking sets or replaces the account's email: a sensitive change.
+            try SensitiveChange.check(fresh, proof: SignInProof(token), now: now, recentSeconds: project.session.recentSignInSeconds)
+            account = fresh
+        } else if let owner {
+            account = owner
+        } else {
+            account = Account(projectID: project.id, localID: try accounts.newLocalID(project: project.id, random: random), createdAt: now)
+            isNew = true
+        }
+        if account.disabled { throw AuthError(.userDisabled) }
+        if !isNew, account.email == email, !account.emailVerified {
+            // The address was never proven: whoever set a password on it may not own it.
+            account.passwordHash = nil
+            account.validSince = now / 1000
+        }
+        account.email = email
+        account.emailVerified = true
+        account.emailLinkSignin = true
+        account.upsertProvider(ProviderInfo(providerID: "password", rawID: email, email: email))
+        // A user with a second factor is not signed in yet: the link is used, the address
+        // proven, and a pending credential stands for the first factor until the second.
+        if linking == nil, !isNew, PhoneMFA.requiresSecondFactor(account, project: project) {
+            try store.updateAccount(account)
+            try store.audit(AuditEvent(projectID: project.id, event: .emailLinkFirstFactor, localID: account.localID,
+                                       remoteAddress: remoteAddress, detail: via), at: now)
+            let challenge = try PhoneMFA.challenge(account, firstFactor: "password", store: store, clock: clock, random: random)
+            return EmailLinkSignInResult(account: account, isNewUser: false, tokens: nil, challenge: challenge)
+        }
+        account.lastLoginAt = now
+        if issueTokens { account.lastRefreshAt = now }
+        if isNew { try store.insertAccount(account) } else { try store.updateAccount(account) }
+        let issued = issueTokens ? try SignInTokens(tokens: tokens, store: store, random: random, device: device).issue(for: account, provider: "password") : nil
+        try store.audit(AuditEvent(projectID: project.id, event: isNew ? .emailLinkSignUp : .emailLinkSignIn,
+                                   localID: account.localID, remoteAddress: remoteAddress, detail: via), at: now)
+        return EmailLinkSignInResult(account: account, isNewUser: isNew, tokens: issued)
     }
 }
