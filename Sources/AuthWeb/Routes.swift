@@ -132,6 +132,7 @@ enum RouteTable {
         page("GET", "/__/auth/mfa", [], MFAPage.show)
         page("POST", "/__/auth/mfa", [], MFAPage.send, flow: .init("mfa", "start"))
         page("POST", "/__/auth/mfa/verify", [], MFAPage.verify, flow: .init("mfa", "complete"))
+        page("POST", "/__/auth/mfa/delivery", [], MFAPage.delivery)
         page("POST", "/__/auth/account/mfa", [], AccountPage.startEnrolment, flow: .init("mfa", "enrol_start"))
         page("POST", "/__/auth/account/mfa/verify", [], AccountPage.finishEnrolment, flow: .init("mfa", "enrol_complete"))
         page("POST", "/__/auth/account/mfa/remove", [], AccountPage.removeFactor, flow: .init("mfa", "withdraw"))

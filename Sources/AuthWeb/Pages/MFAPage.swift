@@ -106,11 +106,14 @@ enum MFAPage {
             return try expiredPage(ctx, continueURL: p.continueURL)
         }
         if let old = f["resend"] {
+            // "Send a new code" (a text), "Send by WhatsApp" or "Call me", to the enrolled number.
+            let channel = f["channel"].flatMap(PhoneChannel.init(rawValue:)) ?? .sms
             do {
                 let r = try PhoneAPI.flow(ctx).resend(sessionInfo: old, appToken: f["appToken"], remoteAddress: ctx.request.remoteAddress,
-                                                      composeSMS: SMSText.composer(ctx))
+                                                      channel: channel, language: ctx.locale, composeSMS: SMSText.composer(ctx))
                 if r.smsQueued { ctx.app.outboxNotifier() }
-                return try codePage(ctx, sessionInfo: r.sessionInfo, info: ctx.strings["phone.code.resent"])
+                let info = ctx.strings[channel == .sms ? "phone.code.resent" : "phone.code.resentBy." + channel.rawValue]
+                return try codePage(ctx, sessionInfo: r.sessionInfo, info: info)
             } catch let e as AuthError where PhonePage.handled(e) {
                 return try codePage(ctx, sessionInfo: old, error: e, status: 400)
             }
@@ -130,6 +133,9 @@ enum MFAPage {
             return try choosePage(ctx, p, enrollments: enrollments, error: message(e, ctx: ctx, status: nil), status: 400)
         }
     }
+
+    /// `POST /__/auth/mfa/delivery`: what became of the code's message (`PhonePage.deliveryAnswer`).
+    static func delivery(_ ctx: inout Context) throws -> Response { try PhonePage.deliveryAnswer(ctx, purpose: verifyPurpose) }
 
     /// `POST /__/auth/mfa/verify`: the code finishes the pending sign-in; the session starts with
     /// the second factor, the cookie is cleared, and the browser goes on to the continue URL.
@@ -242,6 +248,7 @@ enum MFAPage {
         if wait > 0 { values["resendWaitText"] = .string((s["phone.code.resendIn"] ?? "").replacing("{seconds}", with: String(wait))) }
         if let error { values["error"] = .string(message(error, ctx: ctx, status: st)) }
         if let info { values["info"] = .string(info) }
+        values.merge(PhonePage.deliveryValues(st, strings: s, url: "/__/auth/mfa/delivery")) { $1 }
         response.body = ctx.app.templates.renderBytes("pages/mfa_code", ctx: ctx, values: values)
         return response
     }

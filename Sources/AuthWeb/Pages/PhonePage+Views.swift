@@ -73,20 +73,7 @@ extension PhonePage {
         if wait > 0 { values["resendWaitText"] = .string((s["phone.code.resendIn"] ?? "").replacing("{seconds}", with: String(wait))) }
         if let error { values["error"] = .string(message(error, ctx: ctx, status: st)) }
         if let info { values["info"] = .string(info) }
-        // The project's other channels, offered with "send again" (same delay, same budgets).
-        let others = st.channels.filter { $0 != .sms }.map { c -> TemplateValue in
-            .object(["channel": .string(c.rawValue), "label": .string(s["phone.code.by." + c.rawValue] ?? c.rawValue)])
-        }
-        if !others.isEmpty { values["otherChannels"] = .list(others) }
-        if let channel = st.channel {
-            values["channel"] = .string(channel.rawValue)
-            values["notDeliveredText"] = .string(s["phone.code.notDelivered." + channel.rawValue] ?? "")
-            values["fallbackText"] = .string(s["phone.code.fallback"] ?? "")
-            for c in PhoneChannel.allCases { values["channelName_" + c.rawValue] = .string(s["phone.code.channel." + c.rawValue] ?? c.rawValue) }
-        }
-        if st.state == .pending, st.notDelivered { values["notDelivered"] = .bool(true) }
-        // The page asks what became of the message while it may still change.
-        if st.state == .pending, st.channel != nil, !(st.delivery.map { $0.rank == 2 } ?? false) { values["pollDelivery"] = .bool(true) }
+        values.merge(deliveryValues(st, strings: s, url: "/__/auth/phone/delivery")) { $1 }
         response.body = ctx.app.templates.renderBytes("pages/phone_code", ctx: ctx, values: values)
         return response
     }
@@ -165,5 +152,43 @@ extension PhonePage {
             }
             return nil
         }
+    }
+}
+
+extension PhonePage {
+    /// The code step's channels and delivery, shared by the phone and second-factor pages: the
+    /// project's other channels, offered with "send again" (same delay, same budgets); "not
+    /// delivered" when the provider said so; and, while the answer may still change, the URL the
+    /// page's script asks (`url`, answered by `deliveryAnswer`).
+    static func deliveryValues(_ st: PhoneSignIn.Status, strings s: [String: String], url: String) -> [String: TemplateValue] {
+        var values: [String: TemplateValue] = [:]
+        let others = st.channels.filter { $0 != .sms }.map { c -> TemplateValue in
+            .object(["channel": .string(c.rawValue), "label": .string(s["phone.code.by." + c.rawValue] ?? c.rawValue)])
+        }
+        if !others.isEmpty { values["otherChannels"] = .list(others) }
+        if let channel = st.channel {
+            values["channel"] = .string(channel.rawValue)
+            values["notDeliveredText"] = .string(s["phone.code.notDelivered." + channel.rawValue] ?? "")
+            values["fallbackText"] = .string(s["phone.code.fallback"] ?? "")
+            for c in PhoneChannel.allCases { values["channelName_" + c.rawValue] = .string(s["phone.code.channel." + c.rawValue] ?? c.rawValue) }
+        }
+        if st.state == .pending, st.notDelivered { values["notDelivered"] = .bool(true) }
+        if st.state == .pending, st.channel != nil, !(st.delivery.map { $0.rank == 2 } ?? false) {
+            values["pollDelivery"] = .bool(true)
+            values["deliveryURL"] = .string(url)
+        }
+        return values
+    }
+
+    /// What became of the code's message, for the code step's script (`POST`, the code form's
+    /// CSRF token of `purpose` and `sessionInfo`): `{"state": queued|sent|delivered|undelivered|failed,
+    /// "channel": sms|whatsapp|voice}`; `{}` for a session that names nothing or is over.
+    static func deliveryAnswer(_ ctx: Context, purpose: String) throws -> Response {
+        let f = fields(ctx)
+        try CSRF.verify(ctx, purpose: purpose, token: f["csrf"])
+        guard let st = try PhoneAPI.flow(ctx).status(sessionInfo: f["sessionInfo"]), st.state == .pending, let channel = st.channel else {
+            return .json(.object([]), headers: [("Cache-Control", "no-store")])
+        }
+        return .json(.obj(("state", (st.delivery ?? .queued).rawValue), ("channel", channel.rawValue)), headers: [("Cache-Control", "no-store")])
     }
 }

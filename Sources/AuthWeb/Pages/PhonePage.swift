@@ -62,17 +62,8 @@ enum PhonePage {
         }
     }
 
-    /// What became of the code's message, for the code page's script (`POST`, the code form's
-    /// CSRF token and `sessionInfo`): `{"state": queued|sent|delivered|undelivered|failed,
-    /// "channel": sms|whatsapp|voice}`; `{}` for a session that names nothing or is over.
-    static func delivery(_ ctx: inout Context) throws -> Response {
-        let f = fields(ctx)
-        try CSRF.verify(ctx, purpose: verifyPurpose, token: f["csrf"])
-        guard let st = try PhoneAPI.flow(ctx).status(sessionInfo: f["sessionInfo"]), st.state == .pending, let channel = st.channel else {
-            return .json(.object([]), headers: [("Cache-Control", "no-store")])
-        }
-        return .json(.obj(("state", (st.delivery ?? .queued).rawValue), ("channel", channel.rawValue)), headers: [("Cache-Control", "no-store")])
-    }
+    /// `POST /__/auth/phone/delivery`: what became of the code's message (`deliveryAnswer`).
+    static func delivery(_ ctx: inout Context) throws -> Response { try deliveryAnswer(ctx, purpose: verifyPurpose) }
 
     /// Step 2: checks the code, sets the session cookie and redirects (303) to `continueUrl`
     /// when it is safe, else to the account page.
