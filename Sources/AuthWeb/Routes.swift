@@ -81,6 +81,9 @@ enum RouteTable {
         api("POST", ["\(itk)/accounts:sendOobCode", "\(legacy)/getOobConfirmationCode"], [.cors, .apiKey, .json], EmailLinkAPI.sendOobCode, flow: .init("email_link", "start"))
         api("POST", ["\(admin)/accounts:sendOobCode"], [.admin, .pathProject, .json], EmailLinkAPI.sendOobCode, flow: .init("email_link", "start"))
         api("POST", ["\(itk)/accounts:signInWithEmailLink", "\(legacy)/emailLinkSignin"], [.cors, .apiKey, .json], EmailLinkAPI.signInWithEmailLink, flow: .init("email_link", "complete"))
+        // Gatehouse's own: the short code beside a link (docs/clients.md).
+        api("POST", ["\(itk)/accounts:signInWithEmailCode"], [.cors, .apiKey, .json], EmailLinkAPI.signInWithEmailCode,
+            flow: .init("email_link", "complete"))
         api("POST", ["\(itk)/accounts:createAuthUri", "\(legacy)/createAuthUri"], [.cors, .apiKey, .json], EmailLinkAPI.createAuthUri)
         api("POST", ["\(itk)/accounts:resetPassword", "\(legacy)/resetPassword"], [.cors, .apiKey, .json], EmailLinkAPI.resetPassword)
         api("GET", ["/.well-known/apple-app-site-association", "/apple-app-site-association"], [], EmailLinkAPI.appleAppSiteAssociation)
@@ -124,6 +127,8 @@ enum RouteTable {
         page("GET", "/__/auth/callback", [], VerifyAppPage.callback)
         page("GET", "/__/auth/email", [], EmailPages.show)
         page("POST", "/__/auth/email", [], EmailPages.start, flow: .init("email_link", "start"))
+        page("GET", "/__/auth/email/code", [], EmailPages.showCode)
+        page("POST", "/__/auth/email/code", [], EmailPages.code, flow: .init("email_link", "complete"))
         page("GET", "/__/auth/action", [], EmailPages.action)
         page("POST", "/__/auth/action", [], EmailPages.confirm, flow: .init("email_link", "complete"))
         page("GET", "/__/auth/links", [], EmailPages.links)

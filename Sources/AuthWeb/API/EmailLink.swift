@@ -16,6 +16,9 @@ enum EmailLinkAPI {
         req.settings = actionCodeSettings(ctx)
         req.appToken = ctx.nonEmpty("captchaResp") ?? ctx.nonEmpty("recaptchaToken")
         req.tokenApp = PhoneSignIn.tokenApp(PhoneAPI.appID(ctx), project: ctx.project)
+        // Gatehouse's own field (docs/clients.md): a short code beside the link, bound to this
+        // secret. Firebase's requests do not carry it, and the answer is the same either way.
+        req.codeBinding = ctx.string(codeBindingField)
         let result = try ctx.emailLinks.send(req) { EmailMessages.compose($0, templates: ctx.app.templates) }
         if result.emailed { ctx.app.outboxNotifier() }
         return .json(.obj(("kind", "identitytoolkit#GetOobConfirmationCodeResponse"), ("email", result.email),
@@ -27,6 +30,26 @@ enum EmailLinkAPI {
         try ctx.refuseTenant()
         let res = try ctx.emailLinks.signIn(email: ctx.string("email"), oobCode: ctx.string("oobCode"), idToken: ctx.string("idToken"),
                                             remoteAddress: ctx.request.remoteAddress)
+        return emailSignInAnswer(ctx, res)
+    }
+
+    /// The request field naming the secret a short code is bound to (Gatehouse's own).
+    static let codeBindingField = "emailCodeBinding"
+
+    /// `accounts:signInWithEmailCode` (Gatehouse's own, docs/clients.md): the short code beside
+    /// a link, with the secret its request named; answers as `signInWithEmailLink` does.
+    static func signInWithEmailCode(_ ctx: inout Context) throws -> Response {
+        try ctx.refuseTenant()
+        guard let binding = ctx.nonEmpty(codeBindingField) else {
+            throw AuthError(.invalidArgument, "\(codeBindingField) is required: the secret given with accounts:sendOobCode.")
+        }
+        let res = try ctx.emailLinks.signIn(email: ctx.string("email"), code: ctx.string("code"), binding: binding,
+                                            idToken: ctx.string("idToken"), remoteAddress: ctx.request.remoteAddress)
+        return emailSignInAnswer(ctx, res)
+    }
+
+    /// The answer of an email sign-in, by link or by code (§2.4).
+    static func emailSignInAnswer(_ ctx: Context, _ res: EmailLinkSignInResult) -> Response {
         var pairs: [(String, (any JSONConvertible)?)] = [("kind", "identitytoolkit#EmailLinkSigninResponse")]
         SignInRecording.record(ctx, res.tokens, signIn: ctx.string("idToken").map(\.isEmpty) ?? true)
         pairs += res.tokens?.wirePairs ?? []

@@ -88,6 +88,12 @@ extension EmailPages {
             if let page = problem(ctx, for: e, continueURL: continueURL) { return page }
             throw e
         }
+        return try signedIn(ctx, result, continueURL: continueURL)
+    }
+
+    /// The answer to a sign-in by link or by code: on to the second-factor page, or the session
+    /// cookie and `continueUrl` (else the account page); the pending cookie is done with.
+    static func signedIn(_ ctx: Context, _ result: EmailLinkSignInResult, continueURL: String?) throws -> Response {
         var response: Response
         if let challenge = result.challenge {
             // A user with a second factor: no session yet; the second-factor page finishes it.

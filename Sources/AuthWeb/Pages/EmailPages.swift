@@ -5,7 +5,9 @@ import TextCoding
 
 /// The hosted email sign-in page (gatehouse.md "Email-link sign-in and the action handler"):
 /// `GET /__/auth/email?continueUrl=…` asks for an address; `POST` sends a link bound to this
-/// browser by a random HttpOnly pending cookie (only its hash is stored) and shows "check your inbox".
+/// browser by a random HttpOnly pending cookie (only its hash is stored) and shows "check your
+/// inbox" with a form for the short code beside the link (`EmailPages+Code.swift`), which works
+/// only on this browser: the code is bound to the same cookie.
 enum EmailPages {
     static let pendingCookie = "__Host-gh_email"
     static let resendAfterSeconds = 60
@@ -33,6 +35,7 @@ enum EmailPages {
                                  remoteAddress: ctx.request.remoteAddress)
         req.settings.continueURL = continueURL
         req.browserBinding = Digest.sha256(pending)
+        req.codeBinding = pending
         req.appToken = ctx.request.formField("appToken")
         let result: OobSendResult
         do {
@@ -50,16 +53,8 @@ enum EmailPages {
         }
         ctx.app.outboxNotifier()
 
-        var response = Response.html("")
-        let csrf = try CSRF.token(ctx, purpose: formPurpose, response: &response)
-        let minutes = String(ctx.project.emailLink.linkLifetimeSeconds / 60)
         let address = EmailAddress.validated(email) ?? result.email
-        response.body = ctx.app.templates.renderBytes("pages/email_sent", ctx: ctx, values: [
-            "csrf": .string(csrf), "email": .string(address), "continueUrl": .string(continueURL ?? ""), "needsAppToken": .bool(!ctx.project.devMode),
-            "sent": TemplateValue(around(strings["email.page.sent_body"], email: address)),
-            "hint": .string(fill(strings["email.page.sent_hint"], ["minutes": minutes])),
-            "resendAfter": .int(resendAfterSeconds), "otherAddress": .string(requestPageURL(ctx, continueURL: continueURL)),
-        ])
+        var response = try sentPage(ctx, email: address, continueURL: continueURL, state: .sent, status: 200)
         response.addCookie(Cookie(name: pendingCookie, value: pending, path: "/", maxAge: Int(ctx.project.emailLink.linkLifetimeSeconds),
                                   secure: true, httpOnly: true, sameSite: .lax))
         return response
