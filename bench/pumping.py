@@ -2,6 +2,7 @@
 """SMS pumping, simulated against the real binary behind the real nginx (loopback only).
 
     python3 bench/pumping.py [--attack 3000] [--legit 160] [--addresses 1500] [--threads 8] [--bin PATH]
+                             [--channels sms,whatsapp,voice --fallback-after 20 [--receipts]]
 
 Starts `gatehouse dev` (nginx + responder) with a production-mode configuration whose SMS go
 through the signed webhook to a local fake gateway that counts them. App verification is taken
@@ -16,6 +17,13 @@ premium-rate numbers (+44 909 876x xxx and 877x xxx, the concentrated kind) and 
 over a hundred 10,000-number blocks (the spread kind). Legitimate traffic, interleaved: random
 mobile numbers in France, Germany, the US and the UK (other UK ranges). Prints what was attempted,
 answered and delivered per kind, the holds (`gatehouse sms holds list`), and a JSON summary.
+
+With `--channels` the project also sends codes by WhatsApp and voice, and with `--fallback-after`
+its automatic fallback takes the next channel for every code not reported delivered in time: the
+attacker's best case, since a pumped message is paid whether or not it is delivered. With
+`--receipts` the gateway reports back (signed, to `/__/auth/delivery/webhook`): undelivered for
+every attacking number (to drive the fallback at once), delivered for legitimate ones. The table
+then counts each kind's messages by channel and in budget units (a call is 3).
 Every process it starts is stopped by its pid; the data folder is removed unless --keep.
 """
 import argparse
@@ -55,10 +63,14 @@ def free_port():
 class Gateway:
     """The SMS provider's side: checks the webhook signature and counts each message once (by id)."""
 
-    def __init__(self):
+    def __init__(self, report=None):
         self.lock = threading.Lock()
         self.delivered = {}  # message id -> number
         self.bad = 0
+        # Where to send receipts (set once the stack is up), and what to report for a number.
+        self.receipts_port = None
+        self.report = report
+        self.receipts = {"sent": 0, "refused": 0}
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -76,6 +88,8 @@ class Gateway:
                 self.send_response(200 if ok else 401)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+                if ok and outer.report and outer.receipts_port:
+                    threading.Thread(target=outer.send_receipt, args=(m,), daemon=True).start()
 
             def log_message(self, *args):
                 pass
@@ -83,6 +97,23 @@ class Gateway:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/sms"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def send_receipt(self, m):
+        """The provider's report on message `m`, signed as its requests are (docs/operations.md)."""
+        body = json.dumps({"id": m["id"], "project": m["project"], "status": self.report(m["to"]), "error_code": "30003"}).encode()
+        ts = str(int(time.time()))
+        mac = hmac.new(WEBHOOK_SECRET.encode(), ts.encode() + b"." + body, hashlib.sha256).hexdigest()
+        conn = http.client.HTTPConnection("127.0.0.1", self.receipts_port, timeout=30)
+        try:
+            conn.request("POST", "/__/auth/delivery/webhook", body=body, headers={
+                "Content-Type": "application/json", "X-Gatehouse-Timestamp": ts, "X-Gatehouse-Signature": "v1=" + mac})
+            status = conn.getresponse().status
+        except OSError:
+            status = 0
+        finally:
+            conn.close()
+        with self.lock:
+            self.receipts["sent" if status == 200 else "refused"] += 1
 
     def numbers(self):
         with self.lock:
@@ -93,7 +124,7 @@ class Gateway:
         self.server.server_close()
 
 
-def config(gateway_url, phone=None):
+def config(gateway_url, phone=None, callback=None):
     return {
         "$comment": "written by bench/pumping.py",
         "mode": "production",
@@ -106,7 +137,8 @@ def config(gateway_url, phone=None):
             # The documented defaults of the pumping keys; the per-address limit stays at its default too.
             "phone": phone or {},
         }],
-        "sms": {"provider": "webhook", "url": gateway_url, "secret": WEBHOOK_SECRET},
+        "sms": dict({"provider": "webhook", "url": gateway_url, "secret": WEBHOOK_SECRET},
+                    **({"status_callback_url": callback} if callback else {})),
         "email": {"transport": "sendmail", "from": "noreply@pump-sim.invalid", "command": ["/bin/true"]},
     }
 
@@ -228,7 +260,8 @@ class Run:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def simulate(binary, attack=3000, legit=160, addresses=1500, threads=8, seed=7, data=None, keep=False, phone=None, log=print):
+def simulate(binary, attack=3000, legit=160, addresses=1500, threads=8, seed=7, data=None, keep=False, phone=None, log=print,
+             receipts=False):
     """Runs the traffic; returns a `Run` (close it) whose summary has the figures."""
     rng = random.Random(seed)
     traffic = [("attack",) + attack_number(rng) for _ in range(attack)] + [("legit",) + legit_number(rng, i) for i in range(legit)]
@@ -243,12 +276,15 @@ def simulate(binary, attack=3000, legit=160, addresses=1500, threads=8, seed=7, 
 
     folder = Path(data or tempfile.mkdtemp(prefix="gh-pumping-"))
     folder.mkdir(parents=True, exist_ok=True)
-    gateway = Gateway()
+    attacking = {number for side, _, number in traffic if side == "attack"}
+    gateway = Gateway(report=(lambda n: "undelivered" if n in attacking else "delivered") if receipts else None)
     try:
-        stack = Stack(binary, folder, config(gateway.url, phone))
+        stack = Stack(binary, folder, config(gateway.url, phone, callback="https://auth.pump-sim.invalid/__/auth/delivery/webhook"
+                                             if receipts else None))
     except BaseException:
         gateway.close()
         raise
+    gateway.receipts_port = stack.port
     run = Run(stack, gateway, folder, keep)
     try:
         tokens = mint_tokens(folder / "gatehouse.db", len(traffic))
@@ -262,17 +298,30 @@ def simulate(binary, attack=3000, legit=160, addresses=1500, threads=8, seed=7, 
             list(pool.map(one, range(len(traffic))))
         seconds = time.time() - started
 
+        # The automatic fallback, if any, runs once each code's time is up (or at once on an
+        # undelivered receipt): wait until no fallback is pending.
+        fallback_after = int((phone or {}).get("fallback_after_seconds", 0))
+        if fallback_after:
+            deadline = time.time() + fallback_after + 60
+            while time.time() < deadline:
+                time.sleep(1)
+                with sqlite3.connect(str(folder / "gatehouse.db"), timeout=30) as conn:
+                    pending = conn.execute("SELECT COUNT(*) FROM outbox WHERE fallback_at IS NOT NULL").fetchone()[0]
+                if pending == 0:
+                    break
         with sqlite3.connect(str(folder / "gatehouse.db"), timeout=30) as conn:
-            queued = [r[0] for r in conn.execute("SELECT recipient FROM outbox WHERE channel = 'sms'")]
+            by_channel = conn.execute("SELECT recipient, channel FROM outbox WHERE channel IN ('sms', 'whatsapp', 'voice')").fetchall()
+        queued = [n for n, c in by_channel if c == "sms"]
         deadline = time.time() + 60
-        while len(gateway.numbers()) < len(queued) and time.time() < deadline:
+        while len(gateway.numbers()) < len(by_channel) and time.time() < deadline:
             time.sleep(0.2)
         delivered = gateway.numbers()
         holds = stack.tool("sms", "holds", "list")
         kind_of = {number: kind for _, kind, number in traffic}
         rows = {}
         for (side, kind, number), outcome in zip(traffic, outcomes):
-            r = rows.setdefault(kind, {"side": side, "attempted": 0, "accepted": 0, "refused": 0, "other": 0, "queued": 0, "delivered": 0})
+            r = rows.setdefault(kind, {"side": side, "attempted": 0, "accepted": 0, "refused": 0, "other": 0, "queued": 0, "delivered": 0,
+                                       "whatsapp": 0, "voice": 0, "units": 0})
             r["attempted"] += 1
             if outcome == "sent":
                 r["accepted"] += 1
@@ -284,19 +333,28 @@ def simulate(binary, attack=3000, legit=160, addresses=1500, threads=8, seed=7, 
                 r["other_errors"][outcome] += 1
         for number in queued:
             rows[kind_of[number]]["queued"] += 1
+        for number, channel in by_channel:
+            r = rows[kind_of[number]]
+            if channel != "sms":
+                r[channel] += 1
+            r["units"] += 3 if channel == "voice" else 1
         for number in delivered:
             rows[kind_of[number]]["delivered"] += 1
         hold_lines = [l for l in (folder / "gatehouse.log").read_text(errors="replace").splitlines() if "SMS pumping:" in l]
         run.summary = {
             "requests": len(traffic), "seconds": round(seconds, 1), "addresses": addresses + legit,
             "by_kind": rows, "holds": [l for l in holds.stdout.splitlines() if l.strip()],
-            "hold_log_lines": hold_lines, "bad_signatures": gateway.bad,
+            "hold_log_lines": hold_lines, "bad_signatures": gateway.bad, "receipts": dict(gateway.receipts),
             "full_number_in_hold_lines": any(number in l for l in hold_lines for number in kind_of),
         }
         log(f"{len(traffic)} sendVerificationCode requests in {seconds:.1f} s from {addresses + legit} addresses")
-        log(f"{'side':<7}{'traffic':<12}{'attempted':>9}{'accepted':>9}{'refused':>9}{'other':>7}{'SMS queued':>12}{'delivered':>11}")
+        log(f"{'side':<7}{'traffic':<12}{'attempted':>9}{'accepted':>9}{'refused':>9}{'other':>7}{'SMS queued':>12}{'WhatsApp':>9}"
+            f"{'calls':>7}{'units':>7}{'delivered':>11}")
         for kind, r in sorted(rows.items(), key=lambda kv: (kv[1]["side"], kv[0])):
-            log(f"{r['side']:<7}{kind:<12}{r['attempted']:>9}{r['accepted']:>9}{r['refused']:>9}{r['other']:>7}{r['queued']:>12}{r['delivered']:>11}")
+            log(f"{r['side']:<7}{kind:<12}{r['attempted']:>9}{r['accepted']:>9}{r['refused']:>9}{r['other']:>7}{r['queued']:>12}"
+                f"{r['whatsapp']:>9}{r['voice']:>7}{r['units']:>7}{r['delivered']:>11}")
+        if receipts:
+            log(f"receipts: {gateway.receipts['sent']} accepted, {gateway.receipts['refused']} refused")
         log("holds (gatehouse sms holds list):")
         for l in run.summary["holds"]:
             log("  " + l)
@@ -316,10 +374,17 @@ def main():
     ap.add_argument("--bin", default=str(ROOT / ".build-release/release/gatehouse"))
     ap.add_argument("--keep", action="store_true", help="keep the data folder (database, logs)")
     ap.add_argument("--json", help="write the summary here")
+    ap.add_argument("--channels", default="sms", help="the project's phone.channels, comma-separated (sms first)")
+    ap.add_argument("--fallback-after", type=int, default=0, help="phone.fallback_after_seconds (0: none; else 20…600)")
+    ap.add_argument("--receipts", action="store_true", help="the gateway reports back: attacking numbers undelivered, others delivered")
     args = ap.parse_args()
     if not (0 < args.attack <= 20000 and 0 <= args.legit <= 1000 and 0 < args.addresses <= 100000):
         sys.exit("counts out of bounds")
-    run = simulate(args.bin, args.attack, args.legit, args.addresses, args.threads, args.seed, keep=args.keep)
+    phone = {"channels": args.channels.split(",")} if args.channels != "sms" else {}
+    if args.fallback_after:
+        phone["fallback_after_seconds"] = args.fallback_after
+    run = simulate(args.bin, args.attack, args.legit, args.addresses, args.threads, args.seed, keep=args.keep, phone=phone or None,
+                   receipts=args.receipts)
     run.close()
     if args.keep:
         print(f"data folder kept: {run.folder}")
