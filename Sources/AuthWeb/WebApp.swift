@@ -21,6 +21,9 @@ public struct WebSettings: Sendable {
     /// `.importBody`): `accounts:batchCreate` takes up to `AccountAdmin.maxBatch` rows, each up to
     /// a few KiB (claims alone may be 1000 characters), far past the default limit.
     public var maxImportBodyBytes = WebSettings.defaultMaxImportBodyBytes
+    /// The providers whose delivery receipts the callback endpoints accept (`sms` and its
+    /// secondary, with their secrets and callback URLs).
+    public var receiptSources: [ReceiptSource] = []
     public static let defaultMaxImportBodyBytes = 4 << 20
 
     /// The body limit of a route with these guards (the import's never below the default).

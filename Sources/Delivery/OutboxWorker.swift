@@ -12,6 +12,26 @@ public protocol MessageSender: Sendable {
     /// worker's lease outlasts it, so no other worker takes a message while this one sends it.
     var timeLimit: Millis { get }
     func send(_ message: OutboxMessage) throws
+    /// Sends and says which provider took the message and its id there (what its receipts
+    /// name); nil from a sender without receipts. The default sends and answers nil.
+    func deliver(_ message: OutboxMessage) throws -> ProviderAcceptance?
+}
+
+extension MessageSender {
+    public func deliver(_ message: OutboxMessage) throws -> ProviderAcceptance? {
+        try send(message)
+        return nil
+    }
+}
+
+/// A send that may have reached `provider` although no answer came (a timeout, a connection
+/// dropped after the request was written): the message is retried there only, so no other
+/// provider sends it a second time.
+public struct UncertainDelivery: Error, CustomStringConvertible {
+    public let provider: String
+    public let underlying: String
+    public init(provider: String, underlying: String) { self.provider = provider; self.underlying = underlying }
+    public var description: String { underlying }
 }
 
 extension MessageSender {
@@ -67,10 +87,13 @@ public final class OutboxWorker: @unchecked Sendable {
     let housekeeping: (() throws -> Void)?
     public static let housekeepingInterval: Millis = 600_000
     private var lastHousekeeping: Millis = 0
+    /// Work run after each delivery pass on this worker's store (the phone codes' automatic
+    /// fallback): cheap when nothing is due; an error is logged and the loop goes on.
+    let sweeps: [(any OutboxStore) throws -> Void]
 
     public init(makeStore: @escaping () throws -> any OutboxStore, senders: [OutboxMessage.Channel: any MessageSender],
                 clock: any Clock = SystemClock(), maxAttempts: Int = 8, telemetry: Telemetry = .off, log: Log = Log(),
-                housekeeping: (() throws -> Void)? = nil) {
+                housekeeping: (() throws -> Void)? = nil, sweeps: [(any OutboxStore) throws -> Void] = []) {
         self.makeStore = makeStore
         self.telemetry = telemetry
         self.log = log
@@ -79,6 +102,7 @@ public final class OutboxWorker: @unchecked Sendable {
         self.clock = clock
         self.maxAttempts = maxAttempts
         self.housekeeping = housekeeping
+        self.sweeps = sweeps
         leaseMillis = (senders.values.map(\.timeLimit).max() ?? 0) + OutboxWorker.leaseMargin
     }
 
@@ -171,6 +195,7 @@ public final class OutboxWorker: @unchecked Sendable {
                 let current = try store ?? makeStore()
                 store = current
                 while try deliverDue(current) > 0 {}
+                sweep(current)
                 let now = clock.now()
                 if let housekeeping, !isStopping, now - lastHousekeeping >= OutboxWorker.housekeepingInterval {
                     lastHousekeeping = now
@@ -191,11 +216,23 @@ public final class OutboxWorker: @unchecked Sendable {
         let store = try makeStore()
         var total = 0
         while total < limit {
-            let n = try deliverDue(store, limit: min(16, limit - total))
+            var n = try deliverDue(store, limit: min(16, limit - total))
+            // A fallback queues a message due now: deliver it in this drain too.
+            if n == 0, !sweeps.isEmpty {
+                sweep(store)
+                n = try deliverDue(store, limit: min(16, limit - total))
+            }
             if n == 0 { break }
             total += n
         }
         return total
+    }
+
+    /// Runs every sweep once; a failure is logged, never ends the loop.
+    func sweep(_ store: any OutboxStore) {
+        for s in sweeps {
+            do { try s(store) } catch { log.error("outbox: sweep: \(error)") }
+        }
     }
 
     /// One pass over the messages due now, each leased on its own just before it is sent (or made
@@ -237,8 +274,9 @@ public final class OutboxWorker: @unchecked Sendable {
         // A send's failure is recorded as a failed attempt; a store error after a successful send
         // records nothing and leaves the lease to expire (the next lease counts it as an attempt).
         let failure: (any Error)?
+        var accepted: ProviderAcceptance?
         do {
-            try sender.send(m)
+            accepted = try sender.deliver(m)
             failure = nil
         } catch {
             failure = error
@@ -246,23 +284,26 @@ public final class OutboxWorker: @unchecked Sendable {
         if let error = failure {
             let permanent = error is PermanentDeliveryError
             let next: Millis? = (permanent || attempts >= maxAttempts) ? nil : clock.now() + OutboxWorker.backoff(attempts: attempts)
-            recorded = try store.markFailed(lease, error: "\(error)", nextAttemptAt: next, at: clock.now())
+            recorded = try store.markFailed(lease, error: "\(error)", nextAttemptAt: next, at: clock.now(),
+                                            pinnedTo: (error as? UncertainDelivery)?.provider)
             telemetry.delivery(channel: m.channel.rawValue, provider: sender.provider, result: next == nil ? "dead" : "failed")
             log.warning("\(line) attempt \(attempts) failed: \(error)" + (next == nil ? " (dead)" : "") + OutboxWorker.notRecorded(recorded))
         } else {
-            recorded = try markSent(lease, store, keepBody: sender.keepsBody)
-            telemetry.delivery(channel: m.channel.rawValue, provider: sender.provider, result: "sent")
+            recorded = try markSent(lease, store, keepBody: sender.keepsBody, accepted: accepted)
+            telemetry.delivery(channel: m.channel.rawValue, provider: accepted?.provider ?? sender.provider, result: "sent")
             log.info("\(line) sent after \(attempts) attempt(s)" + OutboxWorker.notRecorded(recorded))
         }
     }
 
     /// Records the send and, with it, the console's count of SMS and emails sent (a store that
     /// keeps counters: every real one does).
-    func markSent(_ lease: OutboxLease, _ store: any OutboxStore, keepBody: Bool) throws -> Bool {
+    func markSent(_ lease: OutboxLease, _ store: any OutboxStore, keepBody: Bool, accepted: ProviderAcceptance? = nil) throws -> Bool {
         let m = lease.message, now = clock.now()
-        guard let counters = store as? any LimitStore, m.channel != .push else { return try store.markSent(lease, at: now, keepBody: keepBody) }
+        guard let counters = store as? any LimitStore, m.channel != .push else {
+            return try store.markSent(lease, at: now, keepBody: keepBody, accepted: accepted)
+        }
         return try store.transaction {
-            guard try store.markSent(lease, at: now, keepBody: keepBody) else { return false }
+            guard try store.markSent(lease, at: now, keepBody: keepBody, accepted: accepted) else { return false }
             try ActivityCounters.sent(counters, project: m.projectID, channel: m.channel, at: now)
             return true
         }

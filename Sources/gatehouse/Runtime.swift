@@ -45,6 +45,7 @@ struct Runtime {
                                    adminToken: config.adminToken, version: Runtime.version)
         settings.maxBodyBytes = config.maxBodyBytes
         settings.maxImportBodyBytes = config.maxImportBodyBytes
+        settings.receiptSources = SMSProviders.receiptSources(config.sms)
         var exposition: (@Sendable () -> [UInt8])?
         if let registry = services.telemetry.registry { exposition = { registry.exposition() } }
         var notify: @Sendable () -> Void = {}
@@ -74,16 +75,32 @@ struct Runtime {
     /// The outbox delivery workers, not yet started (one set per process; leases make several
     /// instances safe).
     func makeOutbox() throws -> OutboxWorkers {
-        let senders: [OutboxMessage.Channel: any MessageSender] = [.sms: try SMSProviders.make(config.sms, log: services.log),
+        // Every phone channel goes through the SMS provider (and its secondary, when configured).
+        let phone = try SMSProviders.make(config.sms, log: services.log)
+        let senders: [OutboxMessage.Channel: any MessageSender] = [.sms: phone, .whatsapp: phone, .voice: phone,
                                                                         .email: try EmailTransports.make(config.email, log: services.log)]
         let location = config.store
         let messages = OutboxWorker(makeStore: { try Runtime.open(location) }, senders: senders, telemetry: services.telemetry, log: services.log,
                                     housekeeping: { [retention = config.retention, log = services.log] in
             try Runtime.housekeeping(location, retention: retention, log: log)
-        })
+        }, sweeps: [try phoneFallback()])
         let pushes = OutboxWorker(makeStore: { try Runtime.open(location) }, senders: [.push: makePushSender()], telemetry: services.telemetry,
                                   log: services.log)
         return OutboxWorkers(all: [messages, pushes])
+    }
+
+    /// The phone codes' automatic fallback, run by the delivery worker after each pass on its
+    /// store; its words come from the same templates as the pages'.
+    func phoneFallback() throws -> (any OutboxStore) throws -> Void {
+        let messages = TemplateCodeMessages(templates: try Templates(directory: try Runtime.resourcesDirectory(config), log: services.log))
+        let projects = Dictionary(config.projects.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        guard projects.values.contains(where: { $0.phone.fallbackAfterSeconds > 0 }) else { return { _ in } }
+        let services = services
+        return { store in
+            guard let store = store as? any PhoneFlowStore else { return }
+            try PhoneFallback(store: store, clock: services.clock, random: services.random, tokens: services.tokens, messages: messages,
+                              project: { projects[$0] }).run()
+        }
     }
 
     /// Dev mode lists pushes (the dev outbox) and sends none; otherwise APNs, with the keys of

@@ -63,10 +63,10 @@ struct SMSRequestShapeTests {
         }
         #expect(r.requestLine == "POST /hooks/sms?x=1 HTTP/1.1")
         #expect(r.header("content-type") == "application/json")
-        #expect(r.text == #"{"to":"+33612345678","body":"Your code is 123456","project":"demo-p","id":"7"}"#)
+        #expect(r.text == #"{"to":"+33612345678","body":"Your code is 123456","project":"demo-p","id":"7","channel":"sms"}"#)
         #expect(r.header("x-gatehouse-timestamp") == "1767225600")
         // HMAC-SHA256("0123456789abcdef0123", "1767225600." + body), worked out apart from the code under test.
-        #expect(r.header("x-gatehouse-signature") == "v1=a81fe369b1f0eef3493c803d8534781fddfd9ba0de76e20eb5c74a7b8c174106")
+        #expect(r.header("x-gatehouse-signature") == "v1=ac30edc5c1e7aa531a222d5391617e934d4c82e78e34ee3431807108d3af93d2")
     }
 
     @Test("webhook: the body is JSON a receiver parses back to the message, whatever the text holds")

@@ -77,7 +77,10 @@ def test_webhook_provider_signs_its_requests(make_gatehouse, fake_gateway):
     req = gw.wait_for(1)[0]
     assert req["path"] == "/hooks/sms" and req["headers"]["Content-Type"] == "application/json"
     payload = json.loads(req["body"])
-    assert set(payload) == {"to", "body", "project", "id"}
+    # The message's channel comes along; the language when known (a hosted page's), and the
+    # status callback URL when configured (receipts: test_delivery_receipts.py).
+    assert {"to", "body", "project", "id", "channel"} <= set(payload) <= {"to", "body", "project", "id", "channel", "language"}
+    assert payload["channel"] == "sms"
     assert payload["to"] == "+4915123456789" and payload["project"] == "demo-gatehouse" and payload["id"] == "1"
     ts = req["headers"]["X-Gatehouse-Timestamp"]
     assert abs(int(ts) - time.time()) < 30

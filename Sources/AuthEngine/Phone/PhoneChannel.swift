@@ -42,7 +42,8 @@ public protocol CodeMessages: Sendable {
 }
 
 extension PhoneChannel {
-    /// Digits said one by one: "1, 2, 3, 4, 5, 6" (a voice says each and pauses at commas).
+    /// Digits said one by one: "1, 2, 3, 4, 5, 6" (a voice says each and pauses at commas); XML
+    /// text as it is, as a voice row's body must be.
     public static func spokenDigits(_ code: String) -> String {
         code.map(String.init).joined(separator: ", ")
     }

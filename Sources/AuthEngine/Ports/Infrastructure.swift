@@ -15,7 +15,7 @@ public struct OutboxMessage: Sendable, Equatable {
     /// `push`: a silent APNs push (recipient: the device token; body: the payload JSON).
     /// `whatsapp` and `voice` carry phone codes like `sms` (recipient: E.164): a WhatsApp row's
     /// body is the code alone (the provider's approved template says the rest); a voice row's is
-    /// the words to say, the digits spaced out.
+    /// the words to say, the digits spaced out, as XML text (escaped when composed).
     public enum Channel: String, Sendable, CaseIterable { case sms, email, push, whatsapp, voice }
     public enum Status: String, Sendable { case pending, sending, sent, dead }
 

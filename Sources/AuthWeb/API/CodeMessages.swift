@@ -19,7 +19,8 @@ public struct TemplateCodeMessages: CodeMessages {
             var text = templates.render(name, lang: language, values: ["digits": .string(PhoneChannel.spokenDigits(code)),
                                                                      "domain": .string(project.smsOriginDomain)])
             while text.last?.isNewline == true { text.removeLast() }
-            return text
+            // A voice row's body is XML text: the provider puts it inside its markup as it is.
+            return MustacheRenderer.escaped(text)
         }
     }
 }
