@@ -123,6 +123,9 @@ enum RouteTable {
         page("POST", "/__/auth/phone", [], PhonePage.start, flow: .init("phone", "start"))
         page("POST", "/__/auth/phone/verify", [], PhonePage.verify, flow: .init("phone", "complete"))
         page("POST", "/__/auth/phone/delivery", [], PhonePage.delivery)
+        // Providers' delivery receipts: server to server, signed (no browser guard applies).
+        api("POST", ["/__/auth/delivery/twilio"], [], DeliveryCallbacksAPI.twilio)
+        api("POST", ["/__/auth/delivery/webhook"], [], DeliveryCallbacksAPI.webhook)
         page("GET", "/__/auth/handler", [], VerifyAppPage.handler)
         page("GET", "/__/auth/callback", [], VerifyAppPage.callback)
         page("GET", "/__/auth/email", [], EmailPages.show)

@@ -124,6 +124,8 @@ struct WebTests {
         ("POST", "/__/auth/phone", [], .page),
         ("POST", "/__/auth/phone/verify", [], .page),
         ("POST", "/__/auth/phone/delivery", [], .page),
+        ("POST", "/__/auth/delivery/twilio", [], .api),
+        ("POST", "/__/auth/delivery/webhook", [], .api),
         ("GET", "/__/auth/handler", [], .page),
         ("GET", "/__/auth/callback", [], .page),
         ("GET", "/__/auth/email", [], .page),

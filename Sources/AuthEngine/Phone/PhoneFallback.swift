@@ -79,11 +79,13 @@ public struct PhoneFallback {
             try budget?.count()
         } catch let refusal as AuthError {
             tokens.log.warning("phone fallback: message #\(m.id) \(channel.rawValue) → \(next.rawValue) refused: \(refusal)")
+            tokens.telemetry.fallback(channel: next.rawValue, outcome: "refused")
             return .refused
         }
         guard try store.replacePhoneCode(sessionHash: hash, codeHash: keys.codeHash(code, nonce: v.nonce), messageID: newID,
                                          channel: next.outbox, now: now, expiresAt: now + flow.codeLifetime) else { throw SessionClosed() }
         tokens.log.info("phone fallback: message #\(m.id) \(channel.rawValue) → \(next.rawValue) #\(newID)")
+        tokens.telemetry.fallback(channel: next.rawValue, outcome: "sent")
         return .sent(channel: next, messageID: newID)
     }
 

@@ -17,6 +17,8 @@ public final class Telemetry: Sendable {
         public static let pumpingRefusals = "gatehouse_sms_pumping_refusals_total"
         public static let pumpingHolds = "gatehouse_sms_pumping_holds_total"
         public static let deliveries = "gatehouse_outbox_deliveries_total"
+        public static let receipts = "gatehouse_delivery_receipts_total"
+        public static let fallbacks = "gatehouse_phone_fallbacks_total"
         public static let outboxDepth = "gatehouse_outbox_depth"
         public static let outboxOldest = "gatehouse_outbox_oldest_age_seconds"
         public static let verifications = "gatehouse_session_verifications_total"
@@ -57,6 +59,11 @@ public final class Telemetry: Sendable {
         r.declare(Name.pumpingHolds, .counter, help: "Holds placed by the SMS pumping guard.", labels: ["kind"])
         r.declare(Name.deliveries, .counter, help: "Delivery attempts by channel, provider and result (sent, failed, dead).",
                   labels: ["channel", "provider", "result"])
+        r.declare(Name.receipts, .counter, help: "Providers' delivery receipts applied, by channel, provider, destination region and state "
+                  + "(delivered, undelivered, failed, sent, queued): the delivery ratio is delivered over the three ends.",
+                  labels: ["channel", "provider", "region", "state"])
+        r.declare(Name.fallbacks, .counter, help: "Phone codes' automatic fallbacks by the channel taken and outcome (sent, refused).",
+                  labels: ["channel", "outcome"])
         r.declare(Name.outboxDepth, .gauge, help: "Undelivered messages by channel.", labels: ["channel"])
         r.declare(Name.outboxOldest, .gauge, help: "Age of the oldest undelivered message by channel (0: none).", labels: ["channel"])
         r.declare(Name.verifications, .counter, help: "Session checks of /__/auth/verify by result.", labels: ["result"])
@@ -64,7 +71,7 @@ public final class Telemetry: Sendable {
         r.declare(Name.signingKeyAge, .gauge, help: "Age of the key signing tokens now.")
         var ids: [String: Int] = [:]
         for name in [Name.requests, Name.requestDuration, Name.flows, Name.rateLimited, Name.pumpingRefusals, Name.pumpingHolds,
-                     Name.deliveries, Name.outboxDepth, Name.outboxOldest, Name.verifications, Name.tokenVerifications, Name.signingKeyAge] {
+                     Name.deliveries, Name.receipts, Name.fallbacks, Name.outboxDepth, Name.outboxOldest, Name.verifications, Name.tokenVerifications, Name.signingKeyAge] {
             ids[name] = r.id(name)
         }
         self.ids = ids
@@ -96,6 +103,14 @@ public final class Telemetry: Sendable {
     public func delivery(channel: String, provider: String, result: String) {
         count(Name.deliveries, [channel, provider, result])
     }
+
+    /// A provider's receipt that moved a message to `state`.
+    public func receipt(channel: String, provider: String, region: String, state: String) {
+        count(Name.receipts, [channel, provider, region, state])
+    }
+
+    /// An automatic fallback of a phone code to `channel`: `sent` or `refused`.
+    public func fallback(channel: String, outcome: String) { count(Name.fallbacks, [channel, outcome]) }
 
     /// A session check (`/__/auth/verify`): `ok`, `forbidden`, `mfa_required`, `passkey_required` or why it was signed out.
     public func verification(result: String) { registry?.add(verificationsID, [result], 1) }
