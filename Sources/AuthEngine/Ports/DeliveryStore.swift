@@ -3,7 +3,8 @@
 /// racing another, or two workers racing for one fallback, changes a row once.
 public protocol DeliveryStore: Transactional {
     func outboxMessage(id: Int64) throws -> OutboxMessage?
-    /// Moves message `id` to `state` if that is forward of its current one (`DeliveryState.rank`)
+    /// Moves message `id` to `state` if that is forward of its current one (`DeliveryState.rank`;
+    /// or the provider's first `sent` report on a message its acceptance made `sent`)
     /// and the message was accepted by a provider; a delivered message's planned fallback is
     /// cancelled, an undelivered or failed one's brought forward to `at`. True when it moved.
     func recordReceipt(id: Int64, state: DeliveryState, error: String?, at: Millis) throws -> Bool

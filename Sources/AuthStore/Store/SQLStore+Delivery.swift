@@ -19,10 +19,13 @@ extension SQLStore: DeliveryStore {
         }
         var values: [any SQLBindable] = [state.rawValue, error.map { String($0.prefix(64)) }, at]
         if state == .undelivered || state == .failed { values.append(at) }
-        values += [id, state.rank]
+        values += [id, state.rank, state.rawValue]
+        // The provider's own first `sent` report finds the state our acceptance already wrote:
+        // it is its first report (no receipt time yet), not a replay.
         return try db.run("""
             UPDATE outbox SET delivery = ?, delivery_error = COALESCE(?, delivery_error), delivery_at = ?, fallback_at = \(fallback)
-            WHERE id = ? AND provider IS NOT NULL AND \(current) < ?
+            WHERE id = ? AND provider IS NOT NULL
+              AND (\(current) < ? OR (delivery = 'sent' AND delivery_at IS NULL AND ? = 'sent'))
             """, values) == 1
     }
 
