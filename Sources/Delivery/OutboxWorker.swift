@@ -289,7 +289,9 @@ public final class OutboxWorker: @unchecked Sendable {
             telemetry.delivery(channel: m.channel.rawValue, provider: sender.provider, result: next == nil ? "dead" : "failed")
             log.warning("\(line) attempt \(attempts) failed: \(error)" + (next == nil ? " (dead)" : "") + OutboxWorker.notRecorded(recorded))
         } else {
-            recorded = try markSent(lease, store, keepBody: sender.keepsBody, accepted: accepted)
+            // A sender without receipts is still the provider that took it (the console's table).
+            recorded = try markSent(lease, store, keepBody: sender.keepsBody,
+                                    accepted: accepted ?? ProviderAcceptance(provider: sender.provider, messageID: nil))
             telemetry.delivery(channel: m.channel.rawValue, provider: accepted?.provider ?? sender.provider, result: "sent")
             log.info("\(line) sent after \(attempts) attempt(s)" + OutboxWorker.notRecorded(recorded))
         }

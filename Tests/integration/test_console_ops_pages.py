@@ -66,6 +66,15 @@ def op(gh):
                           created_at) VALUES (?, ?, ?, ?, '{}', ?, ?, ?, ?, ?)""",
                        (PROJECT, channel, recipient, "" if status == "dead" else "body", status, 0 if error is None else 3 + i,
                         now + 600_000, error, now - (4 - i) * 60_000))
+        # The last day's messages as providers reported them (the receipts table).
+        for i, (channel, provider, region, delivery) in enumerate(
+                [("sms", "twilio", "FR", "delivered")] * 7 + [("sms", "twilio", "FR", "undelivered")] * 2
+                + [("sms", "twilio", "GB", "delivered")] * 3 + [("sms", "twilio", "GB", "sent")]
+                + [("whatsapp", "twilio", "BR", "delivered")] * 2 + [("voice", "backup", "IN", "failed")]):
+            db.execute("""INSERT INTO outbox (project_id, channel, recipient, body, metadata, status, attempts, next_attempt_at, created_at,
+                          sent_at, provider, provider_message_id, delivery, delivery_at, region) VALUES (?, ?, ?, '', '{}', 'sent', 1, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                       (PROJECT, channel, "+33600000000", now - 3_600_000, now - 3_600_000, now - 3_590_000, provider, f"SM{i:032x}",
+                        delivery, now - 3_500_000, region))
         db.execute("""INSERT INTO sms_holds (project_id, kind, key, held_at, expires_at, released_at, recent_count, baseline_count)
                       VALUES (?, 'prefix', '+3712012', ?, NULL, NULL, 41, 3)""", (PROJECT, now - 900_000))
         db.execute("""INSERT INTO sms_holds (project_id, kind, key, held_at, expires_at, released_at, recent_count, baseline_count)
@@ -106,6 +115,8 @@ def test_console_ops_pages(gh, op, output_dir, width):
                 assert len(d.find_elements(By.CSS_SELECTOR, "#chart-signins svg rect")) > 20
             if name == "delivery":
                 assert d.find_element(By.CSS_SELECTOR, "#holds-table").is_displayed()
+                receipts = d.find_element(By.ID, "receipts-table").text
+                assert "twilio" in receipts and "77 %" in receipts and "backup" in receipts and "WhatsApp" in receipts, receipts
                 assert len(d.find_elements(By.CSS_SELECTOR, "#chart-regions svg rect")) > 20
                 assert "grace.hopper" not in d.page_source
         # French, on the phone's width too.

@@ -143,9 +143,39 @@ enum ConsoleDelivery {
         values["regionTotals"] = .list(shown.map { .string(String($0.values.reduce(0, BarChart.saturatingAdd))) })
         values["regionTotal"] = .string(String(shown.reduce(0) { BarChart.saturatingAdd($0, $1.values.reduce(0, BarChart.saturatingAdd)) }))
         values["noRegions"] = .bool(regions.isEmpty)
+        let receipts = try receiptRows(try ctx.store.deliveryCounts(project: project.id, since: now - 86_400_000), strings: s)
+        values["receipts"] = .list(receipts)
+        values["noReceipts"] = .bool(receipts.isEmpty)
         if let notice { values["notice"] = .string(notice) }
         if let error { values["error"] = .string(error) }
         return Console.page("delivery", section: "delivery", ctx: ctx, op: op, values: values, response: &response, status: status)
+    }
+
+    /// The last day's messages by channel, provider and country: waiting (no provider yet),
+    /// sent (taken by a provider, no end reported), each end, and the delivered share of the
+    /// ends reported (a message that died unsent counts as failed).
+    static func receiptRows(_ counts: [DeliveryCount], strings s: [String: String]) -> [TemplateValue] {
+        struct Key: Hashable { let channel: OutboxMessage.Channel; let provider: String; let region: String }
+        var table: [Key: [DeliveryState: Int]] = [:]
+        var order: [Key] = []
+        for c in counts where c.channel != .email && c.channel != .push {
+            let key = Key(channel: c.channel, provider: c.provider, region: c.region)
+            if table[key] == nil { order.append(key) }
+            table[key, default: [:]][c.state, default: 0] += c.count
+        }
+        return order.map { key in
+            let n = table[key] ?? [:]
+            let ends = (n[.delivered] ?? 0) + (n[.undelivered] ?? 0) + (n[.failed] ?? 0)
+            let ratio = ends == 0 ? "–" : String((n[.delivered] ?? 0) * 100 / ends) + " %"
+            return .object([
+                "channel": .string(s["console_ops.delivery.channel." + key.channel.rawValue] ?? key.channel.rawValue),
+                "provider": .string(key.provider.isEmpty ? s["console_ops.delivery.receipts.provider_none"] ?? "" : key.provider),
+                "region": .string(key.region.isEmpty ? "–" : key.region),
+                "queued": .string(String(n[.queued] ?? 0)), "sent": .string(String(n[.sent] ?? 0)),
+                "delivered": .string(String(n[.delivered] ?? 0)), "undelivered": .string(String(n[.undelivered] ?? 0)),
+                "failed": .string(String(n[.failed] ?? 0)), "ratio": .string(ratio),
+            ])
+        }
     }
 
     static func row(_ m: OutboxMessage, ctx: Context, project: ProjectSettings, now: Millis, response: inout Response) throws -> TemplateValue {
