@@ -179,6 +179,19 @@ struct Config {
             problems.append("public_origin: expected an origin like https://auth.example.com (no trailing slash)")
         }
         var ids = Set<String>()
+        // A channel a project offers needs a provider that carries it (the dev outbox carries all).
+        let sections = [sms, sms["secondary"]].compactMap { $0 }
+        func carries(_ key: String) -> Bool {
+            sections.contains { ($0["provider"]?.stringValue ?? "dev") != "twilio" || $0[key] != nil }
+        }
+        for (i, p) in projects.enumerated() {
+            if p.phone.channels.contains(.whatsapp), !carries("whatsapp_from") {
+                problems.append("projects[\(i)].phone.channels: whatsapp needs sms.whatsapp_from and a content SID")
+            }
+            if p.phone.channels.contains(.voice), !carries("voice_from") {
+                problems.append("projects[\(i)].phone.channels: voice needs sms.voice_from")
+            }
+        }
         for p in projects {
             if !ids.insert(p.id).inserted { problems.append("projects: duplicate id '\(p.id)'") }
             // Every code gets its attempts, and a number gets its daily sends: their product is the

@@ -134,9 +134,12 @@ def test_missing_command_is_retried_not_lost(make_gatehouse, tmp_path):
     assert "is not an executable file" in g.log_path.read_text()
 
 
-def check(tmp_path, sms):
+def check(tmp_path, sms, phone=None):
     path = tmp_path / "check.json"
-    path.write_text(json.dumps({"mode": "dev", "sms": sms}))
+    config = {"mode": "dev", "sms": sms}
+    if phone:
+        config["projects"] = [{"id": "demo-gatehouse", "phone": phone}]
+    path.write_text(json.dumps(config))
     out = subprocess.run([str(binary()), "config", "check", "-c", str(path)], capture_output=True, text=True)
     return out.returncode, out.stdout
 
@@ -158,6 +161,26 @@ def test_config_check_reports_provider_problems(tmp_path):
     code, out = check(tmp_path, {"provider": "pigeon"})
     assert "unknown provider 'pigeon'" in out, out
     code, out = check(tmp_path, {"provider": "webhook", "url": "https://sms.example.com/hook", "secret": SECRET})
+    assert code == 0, out
+
+
+def test_config_check_reports_channel_and_second_provider_problems(tmp_path):
+    twilio = {"provider": "twilio", "account_sid": "A", "auth_token": "B", "from": "+15005550006"}
+    code, out = check(tmp_path, twilio, phone={"channels": ["sms", "whatsapp", "voice"], "fallback_after_seconds": 5})
+    assert "phone.channels: whatsapp needs sms.whatsapp_from" in out and "phone.channels: voice needs sms.voice_from" in out, out
+    assert "fallback_after_seconds: expected 0" in out, out
+    code, out = check(tmp_path, twilio, phone={"channels": ["voice", "sms"]})
+    assert "starting with sms" in out, out
+    code, out = check(tmp_path, dict(twilio, whatsapp_from="+15005550007", status_callback_url="https://a.example/x?y=1", name="Bad Name"))
+    assert "whatsapp_content_sid: required with whatsapp_from" in out and "sms.status_callback_url" in out and "sms.name" in out, out
+    code, out = check(tmp_path, dict(twilio, secondary={"provider": "webhook", "url": "https://b.example/hook", "secret": "short"}))
+    assert "sms.secondary.secret: expected at least 16 characters" in out, out
+    code, out = check(tmp_path, dict(twilio, secondary=dict(twilio, secondary={})))
+    assert "sms.secondary.name: the two providers need different names" in out and "sms.secondary.secondary: unknown key" in out, out
+    full = dict(twilio, whatsapp_from="+15005550007", whatsapp_content_sid="HX1", voice_from="+15005550008",
+                status_callback_url="https://auth.example.com/__/auth/delivery/twilio",
+                secondary={"provider": "webhook", "name": "backup", "url": "https://b.example/hook", "secret": SECRET})
+    code, out = check(tmp_path, full, phone={"channels": ["sms", "whatsapp", "voice"], "fallback_after_seconds": 60})
     assert code == 0, out
 
 
