@@ -185,3 +185,38 @@ def test_a_tampered_channel_is_refused(gh):
     r = s.post("/__/auth/phone", data={"csrf": hidden(r.text, "csrf", form="resend-form"), "resend": session, "channel": "fax"})
     # Not a channel: a text, as "Send a new code" sends.
     assert r.status_code == 200 and messages(gh, "+33655555555")[-1]["channel"] == "sms"
+
+
+def test_second_factor_page_offers_a_call(tmp_path_factory, output_dir):
+    from mfa_support import config as mfa_config
+    from test_mfa_pages import code_for, confirm_link, sign_in_link, user_with_factor
+    config = mfa_config("ENABLED")
+    config["projects"][0].setdefault("phone", {}).update({"channels": ["sms", "voice"], "verify_attempts_per_ip_per_5min": 10000})
+    g = Gatehouse(tmp_path_factory.mktemp("mfa-channels"), config=config).start()
+    d = chromium_driver()
+    try:
+        address = f"mfa-call-{time.time_ns()}@example.com"
+        phone = "+33677777777"
+        user_with_factor(g, address, phone)
+        confirm_link(d, g, sign_in_link(g, address, g.url("/__/auth/health?from=mfa-call")), address, output_dir, "mfa-call")
+        wait(d).until(EC.presence_of_element_located((By.ID, "send"))).click()
+        wait(d).until(EC.presence_of_element_located((By.ID, "code")))
+        assert d.find_element(By.ID, "resend-voice").text == "Call me with the code"
+        assert d.find_elements(By.ID, "resend-whatsapp") == [], "only the project's channels"
+        session = d.find_element(By.NAME, "sessionInfo").get_attribute("value")
+        age_session(g, session, 61)
+        reload_code_step(d)
+        wait(d).until(EC.element_to_be_clickable((By.ID, "resend-voice")))
+        click_and_load(d, "resend-voice")
+        d.save_screenshot(str(output_dir / "mfa-call-sent-en.png"))
+        call = messages(g, phone)[-1]
+        assert call["channel"] == "voice"
+        new_session = d.find_element(By.NAME, "sessionInfo").get_attribute("value")
+        code = code_for(g, new_session)
+        assert ", ".join(code) in call["body"]
+        d.find_element(By.ID, "code").send_keys(code)
+        d.find_element(By.ID, "verify").click()
+        wait(d).until(EC.url_contains("from=mfa-call"))
+    finally:
+        d.quit()
+        g.stop()
