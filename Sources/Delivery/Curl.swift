@@ -9,6 +9,9 @@ public struct CurlError: Error, CustomStringConvertible {
     public let message: String
     /// The server's last reply code (HTTP status, SMTP reply), 0 when none came.
     public var reply = 0
+    /// Bytes of the request written to the server before the failure (libcurl's request size):
+    /// 0 when none left this host, so the server cannot have acted on it; -1 when unknown.
+    public var requestBytes = -1
     public var description: String { "curl error \(code): \(message)" }
 }
 
@@ -153,6 +156,8 @@ public final class Curl {
         } catch var error as CurlError {
             var reply = 0
             if gh_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &reply) == CURLE_OK { error.reply = reply }
+            var written = 0
+            if gh_curl_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &written) == CURLE_OK { error.requestBytes = written }
             throw error
         }
         var status = 0

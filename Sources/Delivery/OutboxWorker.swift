@@ -11,6 +11,12 @@ public protocol MessageSender: Sendable {
     /// The longest one `send` can take (its configured timeout, connecting included). The
     /// worker's lease outlasts it, so no other worker takes a message while this one sends it.
     var timeLimit: Millis { get }
+    /// The provider's name in metrics, receipts and the outbox row: an SMS provider's configured
+    /// `name`; by default the type's name without `Sender`/`Transport` (`smtp`, `apns`).
+    var provider: String { get }
+    /// Whether this sender can carry messages of `channel` at all (a Twilio account without a
+    /// WhatsApp sender cannot): a message it cannot carry goes to a provider that can.
+    func carries(_ channel: OutboxMessage.Channel) -> Bool
     func send(_ message: OutboxMessage) throws
     /// Sends and says which provider took the message and its id there (what its receipts
     /// name); nil from a sender without receipts. The default sends and answers nil.
@@ -35,18 +41,21 @@ public struct UncertainDelivery: Error, CustomStringConvertible {
 }
 
 extension MessageSender {
-    /// The provider's name in metrics: the type's, without `Sender`/`Transport` (`twilio`, `smtp`, `apns`).
     public var provider: String {
         var name = String(describing: type(of: self))
         for suffix in ["Sender", "Transport"] where name.hasSuffix(suffix) && name.count > suffix.count { name.removeLast(suffix.count) }
         return name.lowercased()
     }
+
+    public func carries(_ channel: OutboxMessage.Channel) -> Bool { true }
 }
 
 /// A failure the sender knows is permanent (bad number, rejected address): no retry.
 public struct PermanentDeliveryError: Error, CustomStringConvertible {
     public let description: String
-    public init(_ d: String) { description = d }
+    /// The configured name of the provider that refused (metrics), when the sender knows it.
+    public let provider: String?
+    public init(_ d: String, provider: String? = nil) { description = d; self.provider = provider }
 }
 
 /// The background delivery loop. It lists due messages and, one at a time, leases a message just
@@ -249,7 +258,7 @@ public final class OutboxWorker: @unchecked Sendable {
                 continue
             case let .exhausted(m):
                 handled += 1
-                telemetry.delivery(channel: m.channel.rawValue, provider: senders[m.channel]?.provider ?? "none", result: "dead")
+                telemetry.delivery(channel: m.channel.rawValue, provider: m.provider ?? senders[m.channel]?.provider ?? "none", result: "dead")
                 log.warning("outbox: \(m.channel.rawValue) #\(m.id) dead after \(m.attempts) attempt(s): \(m.lastError ?? "attempts used up")")
             case let .leased(lease):
                 handled += 1
@@ -286,7 +295,8 @@ public final class OutboxWorker: @unchecked Sendable {
             let next: Millis? = (permanent || attempts >= maxAttempts) ? nil : clock.now() + OutboxWorker.backoff(attempts: attempts)
             recorded = try store.markFailed(lease, error: "\(error)", nextAttemptAt: next, at: clock.now(),
                                             pinnedTo: (error as? UncertainDelivery)?.provider)
-            telemetry.delivery(channel: m.channel.rawValue, provider: sender.provider, result: next == nil ? "dead" : "failed")
+            telemetry.delivery(channel: m.channel.rawValue, provider: OutboxWorker.provider(of: error) ?? sender.provider,
+                               result: next == nil ? "dead" : "failed")
             log.warning("\(line) attempt \(attempts) failed: \(error)" + (next == nil ? " (dead)" : "") + OutboxWorker.notRecorded(recorded))
         } else {
             // A sender without receipts is still the provider that took it (the console's table).
@@ -311,6 +321,16 @@ public final class OutboxWorker: @unchecked Sendable {
         }
     }
 
+    /// The provider a failure names (the one of two that failed last), for metrics.
+    static func provider(of error: any Error) -> String? {
+        switch error {
+        case let e as UncertainDelivery: e.provider
+        case let e as DeliveryFailure: e.provider
+        case let e as PermanentDeliveryError: e.provider
+        default: nil
+        }
+    }
+
     static func notRecorded(_ recorded: Bool) -> String {
         recorded ? "" : "; not recorded: another worker took the lease over"
     }
@@ -319,7 +339,8 @@ public final class OutboxWorker: @unchecked Sendable {
 /// The dev outbox: logs the message and keeps it readable at the emulator endpoints.
 public struct DevSender: MessageSender {
     let log: Log
-    public init(log: Log = Log()) { self.log = log }
+    public let provider: String
+    public init(log: Log = Log(), name: String = "dev") { self.log = log; provider = name }
     public var keepsBody: Bool { true }
     public var timeLimit: Millis { 0 }
     public func send(_ m: OutboxMessage) throws {

@@ -11,13 +11,14 @@ public enum SMSProviders {
     /// The phone channels' sender: the provider of `sms`, and behind it `sms.secondary` with a
     /// circuit breaker on the first (`ProviderChain`). Every phone channel (SMS, WhatsApp, voice)
     /// goes through it.
-    public static func make(_ config: JSON, log: Log = Log()) throws -> any MessageSender {
+    public static func make(_ config: JSON, log: Log = Log(), telemetry: Telemetry = .off) throws -> any MessageSender {
         let found = problems(config)
         guard found.isEmpty else { throw PermanentDeliveryError(found.joined(separator: "; ")) }
         let primary = try single(config, log: log)
         guard let second = config["secondary"] else { return primary.sender }
         let secondary = try single(second, log: log)
-        return ProviderChain(primary: primary, secondary: secondary, breaker: CircuitBreaker(name: primary.name, log: log))
+        return ProviderChain(primary: primary, secondary: secondary,
+                             breaker: CircuitBreaker(name: primary.name, log: log, telemetry: telemetry))
     }
 
     /// The configured name of a provider section: `name`, else its kind.
@@ -45,9 +46,9 @@ public enum SMSProviders {
         case "command":
             let path = config["command"]?.stringValue ?? ""
             if access(path, X_OK) != 0 { log.warning("sms.command: \(path) is not an executable file; SMS deliveries will fail until it is") }
-            return (name, CommandSender(path: path, timeout: timeout))
+            return (name, CommandSender(name: name, path: path, timeout: timeout))
         default:
-            return (name, DevSender(log: log))
+            return (name, DevSender(log: log, name: name))
         }
     }
 
@@ -173,7 +174,7 @@ enum HTTPOutcome {
         do {
             response = try Curl().http(method: "POST", url: url, headers: headers, body: body, timeout: timeout)
         } catch let e as CurlError {
-            if notTaken.contains(e.code) { throw DeliveryFailure("\(provider): \(e)") }
+            if notTaken(e) { throw DeliveryFailure("\(provider): \(e)", provider: provider) }
             throw UncertainDelivery(provider: provider, underlying: "\(provider): \(e)")
         }
         try check(response, provider: provider)
@@ -182,18 +183,30 @@ enum HTTPOutcome {
 
     /// libcurl's errors that come before a request could reach the provider: resolving the host,
     /// connecting (refused, unreachable), the TLS handshake, and a loader or setup failure (-1).
-    static let notTaken: Set<Int> = [-1, 1, 2, 3, 5, 6, 7, 35, 51, 58, 60, 77]
+    static let beforeRequest: Set<Int> = [-1, 1, 2, 3, 5, 6, 7, 35, 51, 58, 60, 77]
+
+    /// Whether the provider provably did not take the request: it failed before the request
+    /// could be sent, or nothing of it was written (a connection that timed out opening, to a
+    /// host that drops what is sent to it, fails with the same code as an answer that never
+    /// came, and only the bytes written tell them apart). Anything else (a timeout or a
+    /// connection lost once the request was written, even in part) may have reached it.
+    static func notTaken(_ e: CurlError) -> Bool {
+        beforeRequest.contains(e.code) || e.requestBytes == 0
+    }
 
     static func check(_ r: Curl.Response, provider: String) throws {
         if (200..<300).contains(r.status) { return }
         let detail = "\(provider): HTTP \(r.status) " + String(r.text.prefix(300))
-        if (400..<500).contains(r.status) && r.status != 408 && r.status != 429 { throw PermanentDeliveryError(detail) }
-        throw DeliveryFailure(detail)
+        if (400..<500).contains(r.status) && r.status != 408 && r.status != 429 { throw PermanentDeliveryError(detail, provider: provider) }
+        throw DeliveryFailure(detail, provider: provider)
     }
 }
 
-/// A failure worth retrying (network error, 5xx, 429, timeout, non-zero exit).
+/// A failure worth retrying (network error, 5xx, 429, non-zero exit) that the provider did not
+/// take the message in: another provider may send it.
 public struct DeliveryFailure: Error, CustomStringConvertible {
     public let description: String
-    public init(_ d: String) { description = d }
+    /// The configured name of the provider that failed (metrics), when the sender knows it.
+    public let provider: String?
+    public init(_ d: String, provider: String? = nil) { description = d; self.provider = provider }
 }

@@ -36,6 +36,16 @@ struct TwilioSender: MessageSender {
 
     var keepsBody: Bool { false }
     var timeLimit: Millis { Millis(timeout) * 1000 }
+    var provider: String { name }
+
+    /// WhatsApp needs its sender and an approved template; calls need a number to call from.
+    func carries(_ channel: OutboxMessage.Channel) -> Bool {
+        switch channel {
+        case .whatsapp: whatsappFrom != nil && (whatsappContentSID != nil || !whatsappContentSIDs.isEmpty)
+        case .voice: voiceFrom != nil
+        default: true
+        }
+    }
 
     var url: String { resource("Messages") }
 

@@ -20,6 +20,7 @@ struct WebhookSender: MessageSender {
 
     var keepsBody: Bool { false }
     var timeLimit: Millis { Millis(timeout) * 1000 }
+    var provider: String { name }
 
     func payload(_ m: OutboxMessage) -> [UInt8] {
         var fields: [(String, JSON)] = [("to", .string(m.recipient)), ("body", .string(m.body)), ("project", .string(m.projectID)),

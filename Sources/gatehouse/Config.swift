@@ -179,10 +179,17 @@ struct Config {
             problems.append("public_origin: expected an origin like https://auth.example.com (no trailing slash)")
         }
         var ids = Set<String>()
-        // A channel a project offers needs a provider that carries it (the dev outbox carries all).
+        // A channel a project offers needs a provider that carries it (the dev outbox and a webhook
+        // gateway carry all; a command, texts only).
         let sections = [sms, sms["secondary"]].compactMap { $0 }
         func carries(_ key: String) -> Bool {
-            sections.contains { ($0["provider"]?.stringValue ?? "dev") != "twilio" || $0[key] != nil }
+            sections.contains { s in
+                switch s["provider"]?.stringValue ?? "dev" {
+                case "twilio": s[key] != nil
+                case "command": false
+                default: true
+                }
+            }
         }
         for (i, p) in projects.enumerated() {
             if p.phone.channels.contains(.whatsapp), !carries("whatsapp_from") {

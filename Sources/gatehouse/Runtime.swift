@@ -76,7 +76,7 @@ struct Runtime {
     /// instances safe).
     func makeOutbox() throws -> OutboxWorkers {
         // Every phone channel goes through the SMS provider (and its secondary, when configured).
-        let phone = try SMSProviders.make(config.sms, log: services.log)
+        let phone = try SMSProviders.make(config.sms, log: services.log, telemetry: services.telemetry)
         let senders: [OutboxMessage.Channel: any MessageSender] = [.sms: phone, .whatsapp: phone, .voice: phone,
                                                                         .email: try EmailTransports.make(config.email, log: services.log)]
         let location = config.store

@@ -182,6 +182,15 @@ def test_config_check_reports_channel_and_second_provider_problems(tmp_path):
                 secondary={"provider": "webhook", "name": "backup", "url": "https://b.example/hook", "secret": SECRET})
     code, out = check(tmp_path, full, phone={"channels": ["sms", "whatsapp", "voice"], "fallback_after_seconds": 60})
     assert code == 0, out
+    # A channel one of the two carries is enough; a command carries texts only.
+    second = dict(twilio, name="backup", whatsapp_from="+15005550007", whatsapp_content_sids={"fr": "HX2"}, voice_from="+15005550008")
+    code, out = check(tmp_path, dict(twilio, secondary=second), phone={"channels": ["sms", "whatsapp", "voice"]})
+    assert code == 0, out
+    command = {"provider": "command", "command": "/usr/local/bin/send-sms"}
+    code, out = check(tmp_path, dict(twilio, secondary=command), phone={"channels": ["sms", "voice"]})
+    assert "phone.channels: voice needs sms.voice_from" in out, out
+    code, out = check(tmp_path, dict(twilio, whatsapp_from="+15005550007", whatsapp_content_sids={"fr": ""}, voice_from=""))
+    assert "sms.whatsapp_content_sids: expected an object" in out and "sms.voice_from: expected a non-empty string" in out, out
 
 
 def test_crash_with_undelivered_messages_delivers_each_exactly_once(make_gatehouse):

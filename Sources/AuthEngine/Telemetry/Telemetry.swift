@@ -19,6 +19,7 @@ public final class Telemetry: Sendable {
         public static let deliveries = "gatehouse_outbox_deliveries_total"
         public static let receipts = "gatehouse_delivery_receipts_total"
         public static let fallbacks = "gatehouse_phone_fallbacks_total"
+        public static let breakerState = "gatehouse_sms_breaker_state"
         public static let outboxDepth = "gatehouse_outbox_depth"
         public static let outboxOldest = "gatehouse_outbox_oldest_age_seconds"
         public static let verifications = "gatehouse_session_verifications_total"
@@ -64,6 +65,8 @@ public final class Telemetry: Sendable {
                   labels: ["channel", "provider", "region", "state"])
         r.declare(Name.fallbacks, .counter, help: "Phone codes' automatic fallbacks by the channel taken and outcome (sent, refused).",
                   labels: ["channel", "outcome"])
+        r.declare(Name.breakerState, .gauge, help: "The breaker on the first SMS provider when a second is configured, in this process: "
+                  + "0 closed, 1 open (messages go to the second), 2 half-open (one message probes the first).", labels: ["provider"])
         r.declare(Name.outboxDepth, .gauge, help: "Undelivered messages by channel.", labels: ["channel"])
         r.declare(Name.outboxOldest, .gauge, help: "Age of the oldest undelivered message by channel (0: none).", labels: ["channel"])
         r.declare(Name.verifications, .counter, help: "Session checks of /__/auth/verify by result.", labels: ["result"])
@@ -71,7 +74,7 @@ public final class Telemetry: Sendable {
         r.declare(Name.signingKeyAge, .gauge, help: "Age of the key signing tokens now.")
         var ids: [String: Int] = [:]
         for name in [Name.requests, Name.requestDuration, Name.flows, Name.rateLimited, Name.pumpingRefusals, Name.pumpingHolds,
-                     Name.deliveries, Name.receipts, Name.fallbacks, Name.outboxDepth, Name.outboxOldest, Name.verifications, Name.tokenVerifications, Name.signingKeyAge] {
+                     Name.deliveries, Name.receipts, Name.fallbacks, Name.breakerState, Name.outboxDepth, Name.outboxOldest, Name.verifications, Name.tokenVerifications, Name.signingKeyAge] {
             ids[name] = r.id(name)
         }
         self.ids = ids

@@ -14,8 +14,9 @@ struct SeenRequest: Sendable {
 }
 
 extension FakeProvider {
-    /// An HTTP endpoint that keeps every request it reads in `seen` and answers `status`.
-    static func recording(status: Int, into seen: Shared<[SeenRequest]>) throws -> FakeProvider {
+    /// An HTTP endpoint that keeps every request it reads in `seen` and answers `status` with
+    /// the JSON `answer`.
+    static func recording(status: Int, answer: String = "{}", into seen: Shared<[SeenRequest]>) throws -> FakeProvider {
         try FakeProvider { c in
             guard let head = c.readUntil("\r\n\r\n") else { return }
             let lines = head.split(separator: "\r\n").map(String.init)
@@ -26,7 +27,8 @@ extension FakeProvider {
             let length = headers.first { $0.name == "content-length" }.flatMap { Int($0.value) } ?? 0
             let body = c.read(count: length) ?? []
             seen.update { $0.append(SeenRequest(requestLine: lines.first ?? "", headers: headers, body: body)) }
-            c.write("HTTP/1.1 \(status) Fake\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+            c.write("HTTP/1.1 \(status) Fake\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\nConnection: close\r\n\r\n"
+                    + answer)
         }
     }
 }
