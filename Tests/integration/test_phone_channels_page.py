@@ -59,19 +59,31 @@ def to_code_step(d, gh, number, region):
     wait(d).until(EC.presence_of_element_located((By.ID, "code")))
 
 
+def replaced(old):
+    """Whether the page `old` belonged to is gone. Touching its root fails once it is; chromedriver
+    reports that as a stale element or, when the swap happens mid-call, as another error."""
+    def gone(_):
+        try:
+            old.is_enabled()
+            return False
+        except Exception:
+            return True
+    return gone
+
+
 def reload_code_step(d):
     """Renders the code step again (a wrong try), so the page's resend wait is read afresh."""
     old = d.find_element(By.TAG_NAME, "html")
     d.find_element(By.ID, "code").send_keys("1")
     d.find_element(By.ID, "verify").click()
-    wait(d).until(EC.staleness_of(old))
+    wait(d).until(replaced(old))
     wait(d).until(EC.presence_of_element_located((By.ID, "code")))
 
 
 def click_and_load(d, element_id):
     old = d.find_element(By.TAG_NAME, "html")
     d.find_element(By.ID, element_id).click()
-    wait(d).until(EC.staleness_of(old))
+    wait(d).until(replaced(old))
     wait(d).until(EC.presence_of_element_located((By.ID, "code")))
 
 
