@@ -8,9 +8,9 @@ Starts `gatehouse dev` (nginx + responder) with a production-mode configuration 
 through the signed webhook to a local fake gateway that counts them. App verification is taken
 as solved (an attacker can buy solved challenges): every request carries a fresh app token
 written into the store as the app verification flow stores it. Each request comes from its own
-loopback source address (127.x.y.z, so nginx's $remote_addr and the FastCGI REMOTE_ADDR vary
-without trusting any header); an attacking address sends at most a few requests, under the
-per-address limit.
+loopback source address (127.x.y.1, each in its own /24 network, so nginx's $remote_addr and the
+FastCGI REMOTE_ADDR vary without trusting any header); an attacking address sends at most a few
+requests, under the per-address limit and its network's.
 
 Attack: `sendVerificationCode` to premium-rate-like ranges: two contiguous blocks of UK
 premium-rate numbers (+44 909 876x xxx and 877x xxx, the concentrated kind) and Latvian mobile numbers spread
@@ -22,8 +22,11 @@ With `--channels` the project also sends codes by WhatsApp and voice, and with `
 its automatic fallback takes the next channel for every code not reported delivered in time: the
 attacker's best case, since a pumped message is paid whether or not it is delivered. With
 `--receipts` the gateway reports back (signed, to `/__/auth/delivery/webhook`): undelivered for
-every attacking number (to drive the fallback at once), delivered for legitimate ones. The table
-then counts each kind's messages by channel and in budget units (a call is 3).
+every attacking number (to drive the fallback at once), delivered for legitimate ones, each
+RECEIPT_DELAY (1 s) after its message reached the gateway (a report sent within milliseconds,
+before the responder has recorded which provider took the message, is answered 404). The table
+then counts each kind's messages by channel and in budget units (a call is 3), and the receipts
+accepted and refused (by HTTP status).
 Every process it starts is stopped by its pid; the data folder is removed unless --keep.
 """
 import argparse
@@ -51,6 +54,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "pump-sim"
 API_KEY = "pump-sim-api-key"
 WEBHOOK_SECRET = "pump-sim-webhook-secret-0123456789"
+# Seconds between a message reaching the gateway and its report (with --receipts).
+RECEIPT_DELAY = 1.0
 PATH = "/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode?key=" + API_KEY
 
 
@@ -70,7 +75,7 @@ class Gateway:
         # Where to send receipts (set once the stack is up), and what to report for a number.
         self.receipts_port = None
         self.report = report
-        self.receipts = {"sent": 0, "refused": 0}
+        self.receipts = {"sent": 0, "refused": 0, "refused_by_status": {}}
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -89,7 +94,11 @@ class Gateway:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 if ok and outer.report and outer.receipts_port:
-                    threading.Thread(target=outer.send_receipt, args=(m,), daemon=True).start()
+                    # A carrier's report comes seconds after the send, never before the
+                    # responder has recorded which provider took the message.
+                    t = threading.Timer(RECEIPT_DELAY, outer.send_receipt, args=(m,))
+                    t.daemon = True
+                    t.start()
 
             def log_message(self, *args):
                 pass
@@ -114,6 +123,8 @@ class Gateway:
             conn.close()
         with self.lock:
             self.receipts["sent" if status == 200 else "refused"] += 1
+            if status != 200:
+                self.receipts["refused_by_status"][status] = self.receipts["refused_by_status"].get(status, 0) + 1
 
     def numbers(self):
         with self.lock:
@@ -168,8 +179,10 @@ def legit_number(rng, i):
 
 
 def address(n):
-    """The n-th loopback source address (127.1.0.0 and up)."""
-    return f"127.{1 + n // 65536 % 254}.{n // 256 % 256}.{n % 256}"
+    """The n-th loopback source address, each in a /24 of its own (127.1.0.1, 127.1.1.1, …): the
+    per-address limits also count per /24 network (8 × an address's budget), and an attacker
+    with many addresses has them in many networks, none shared with a legitimate user."""
+    return f"127.{1 + n // 256 % 254}.{n % 256}.1"
 
 
 def mint_tokens(db_path, count):
@@ -316,6 +329,14 @@ def simulate(binary, attack=3000, legit=160, addresses=1500, threads=8, seed=7, 
         while len(gateway.numbers()) < len(by_channel) and time.time() < deadline:
             time.sleep(0.2)
         delivered = gateway.numbers()
+        if receipts:
+            # The last reports leave RECEIPT_DELAY after their message.
+            deadline = time.time() + RECEIPT_DELAY + 30
+            while time.time() < deadline:
+                with gateway.lock:
+                    if gateway.receipts["sent"] + gateway.receipts["refused"] >= len(delivered):
+                        break
+                time.sleep(0.2)
         holds = stack.tool("sms", "holds", "list")
         kind_of = {number: kind for _, kind, number in traffic}
         rows = {}
@@ -340,11 +361,18 @@ def simulate(binary, attack=3000, legit=160, addresses=1500, threads=8, seed=7, 
             r["units"] += 3 if channel == "voice" else 1
         for number in delivered:
             rows[kind_of[number]]["delivered"] += 1
-        hold_lines = [l for l in (folder / "gatehouse.log").read_text(errors="replace").splitlines() if "SMS pumping:" in l]
+        log_lines = (folder / "gatehouse.log").read_text(errors="replace").splitlines()
+        hold_lines = [l for l in log_lines if "SMS pumping:" in l]
+        # The fallback's warnings (refused) name the message; its sends are logged at info level.
+        fallback_refused = {}
+        for l in log_lines:
+            if "phone fallback:" in l and " refused: " in l:
+                step = l.split("phone fallback: message #", 1)[1].split(" ", 1)[1].split(" refused: ")[0]
+                fallback_refused[step] = fallback_refused.get(step, 0) + 1
         run.summary = {
             "requests": len(traffic), "seconds": round(seconds, 1), "addresses": addresses + legit,
             "by_kind": rows, "holds": [l for l in holds.stdout.splitlines() if l.strip()],
-            "hold_log_lines": hold_lines, "bad_signatures": gateway.bad, "receipts": dict(gateway.receipts),
+            "hold_log_lines": hold_lines, "fallback_refused": fallback_refused, "bad_signatures": gateway.bad, "receipts": dict(gateway.receipts),
             "full_number_in_hold_lines": any(number in l for l in hold_lines for number in kind_of),
         }
         log(f"{len(traffic)} sendVerificationCode requests in {seconds:.1f} s from {addresses + legit} addresses")
@@ -354,7 +382,10 @@ def simulate(binary, attack=3000, legit=160, addresses=1500, threads=8, seed=7, 
             log(f"{r['side']:<7}{kind:<12}{r['attempted']:>9}{r['accepted']:>9}{r['refused']:>9}{r['other']:>7}{r['queued']:>12}"
                 f"{r['whatsapp']:>9}{r['voice']:>7}{r['units']:>7}{r['delivered']:>11}")
         if receipts:
-            log(f"receipts: {gateway.receipts['sent']} accepted, {gateway.receipts['refused']} refused")
+            log(f"receipts: {gateway.receipts['sent']} accepted, {gateway.receipts['refused']} refused"
+                + (f" (by status: {gateway.receipts['refused_by_status']})" if gateway.receipts["refused"] else ""))
+        if fallback_after:
+            log(f"automatic fallback refused: {sum(fallback_refused.values())} ({fallback_refused})")
         log("holds (gatehouse sms holds list):")
         for l in run.summary["holds"]:
             log("  " + l)
@@ -378,7 +409,7 @@ def main():
     ap.add_argument("--fallback-after", type=int, default=0, help="phone.fallback_after_seconds (0: none; else 20…600)")
     ap.add_argument("--receipts", action="store_true", help="the gateway reports back: attacking numbers undelivered, others delivered")
     args = ap.parse_args()
-    if not (0 < args.attack <= 20000 and 0 <= args.legit <= 1000 and 0 < args.addresses <= 100000):
+    if not (0 < args.attack <= 20000 and 0 <= args.legit <= 1000 and 0 < args.addresses <= 60000):
         sys.exit("counts out of bounds")
     phone = {"channels": args.channels.split(",")} if args.channels != "sms" else {}
     if args.fallback_after:
