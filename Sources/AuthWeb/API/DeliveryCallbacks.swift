@@ -15,14 +15,20 @@ import TextCoding
 /// message of that project and provider; 409 a report that does not move the message forward
 /// (replayed or stale); 429 past the client's budget.
 enum DeliveryCallbacksAPI {
-    /// Reports per client network (and 8 × per block) per minute: a provider sends one to a few
-    /// per message; anyone else gets 403s, counted here too.
-    static let budget = Limits.Rule("receipts-client-minute", max: 600, per: 60)
+    /// Refused reports per client network (and 8 × per block) per minute, after which every
+    /// report from there is refused (429). Only refusals count: a provider's genuine reports cost
+    /// their one write and no counter, while a stranger's forged, replayed or unknown ones each
+    /// count, and nobody can forge reports from a provider's own network.
+    static let budget = Limits.Rule("receipts-refused-client-minute", max: 600, per: 60)
     /// How old a webhook report's timestamp may be (either way).
     static let skewSeconds: Int64 = 300
 
     static func twilio(_ ctx: inout Context) throws -> Response {
         if let refused = try overBudget(ctx) { return refused }
+        return try counted(ctx, try twilioReport(&ctx))
+    }
+
+    static func twilioReport(_ ctx: inout Context) throws -> Response {
         let q = ctx.request
         guard let name = q.query("n"), let source = ctx.app.settings.receiptSources.first(where: { $0.name == name && $0.kind == "twilio" }) else {
             return answer(403, "PERMISSION_DENIED", "Not signed by a configured provider.")
@@ -50,6 +56,10 @@ enum DeliveryCallbacksAPI {
 
     static func webhook(_ ctx: inout Context) throws -> Response {
         if let refused = try overBudget(ctx) { return refused }
+        return try counted(ctx, try webhookReport(&ctx))
+    }
+
+    static func webhookReport(_ ctx: inout Context) throws -> Response {
         let q = ctx.request
         let now = ctx.app.clock.nowSeconds
         guard let stamp = q.header("x-gatehouse-timestamp"), stamp.utf8.count <= 12, let ts = Int64(stamp), abs(now - ts) <= skewSeconds,
@@ -81,10 +91,20 @@ enum DeliveryCallbacksAPI {
         }
     }
 
+    /// A read: whether this client network still has refusals left.
     static func overBudget(_ ctx: Context) throws -> Response? {
         let client = ctx.project.client(ctx.request.remoteAddress)
-        guard try !Limits(store: ctx.store, clock: ctx.app.clock).record(budget, client: client, scope: "receipts") else { return nil }
-        return answer(429, "RESOURCE_EXHAUSTED", "Too many reports from this network.")
+        guard try !Limits(store: ctx.store, clock: ctx.app.clock).allows(budget, client: client, scope: "receipts") else { return nil }
+        return answer(429, "RESOURCE_EXHAUSTED", "Too many refused reports from this network.")
+    }
+
+    /// Counts a refusal on the client's budget; an applied report passes as it is.
+    static func counted(_ ctx: Context, _ response: Response) throws -> Response {
+        if response.status >= 400 {
+            _ = try Limits(store: ctx.store, clock: ctx.app.clock).record(budget, client: ctx.project.client(ctx.request.remoteAddress),
+                                                                          scope: "receipts")
+        }
+        return response
     }
 
     /// A small error body in the wire's envelope.
