@@ -72,9 +72,10 @@ def op(gh):
                 + [("sms", "twilio", "GB", "delivered")] * 3 + [("sms", "twilio", "GB", "sent")]
                 + [("whatsapp", "twilio", "BR", "delivered")] * 2 + [("voice", "backup", "IN", "failed")]):
             db.execute("""INSERT INTO outbox (project_id, channel, recipient, body, metadata, status, attempts, next_attempt_at, created_at,
-                          sent_at, provider, provider_message_id, delivery, delivery_at, region) VALUES (?, ?, ?, '', '{}', 'sent', 1, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                       (PROJECT, channel, "+33600000000", now - 3_600_000, now - 3_600_000, now - 3_590_000, provider, f"SM{i:032x}",
-                        delivery, now - 3_500_000, region))
+                          sent_at, provider, provider_message_id, delivery, delivery_error, delivery_at, region)
+                          VALUES (?, ?, ?, '', '{}', 'sent', 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                       (PROJECT, channel, "+33600000000", now - 3_600_000, now - 3_600_000 + i, now - 3_590_000, provider, f"SM{i:032x}",
+                        delivery, {"undelivered": "30003", "failed": "13224"}.get(delivery), now - 3_500_000, region))
         db.execute("""INSERT INTO sms_holds (project_id, kind, key, held_at, expires_at, released_at, recent_count, baseline_count)
                       VALUES (?, 'prefix', '+3712012', ?, NULL, NULL, 41, 3)""", (PROJECT, now - 900_000))
         db.execute("""INSERT INTO sms_holds (project_id, kind, key, held_at, expires_at, released_at, recent_count, baseline_count)
@@ -119,6 +120,16 @@ def test_console_ops_pages(gh, op, output_dir, width):
                 assert "twilio" in receipts and "77 %" in receipts and "backup" in receipts and "WhatsApp" in receipts, receipts
                 assert len(d.find_elements(By.CSS_SELECTOR, "#chart-regions svg rect")) > 20
                 assert "grace.hopper" not in d.page_source
+                # The sent messages, each with what its provider reported.
+                d.get(gh.url(cs.CONSOLE + "/delivery?status=sent&project=" + PROJECT))
+                wait_for(d, "outbox-table")
+                no_page_scroll(d)
+                shot(d, output_dir, f"delivery-sent-{width}")
+                cells = [" ".join(c.text.split()) for c in d.find_elements(By.CSS_SELECTOR, "#outbox-table td.outbox-delivery")]
+                assert len(cells) >= 16, cells  # the seeded ones and the sign-ins' own
+                assert "Undelivered twilio error 30003" in cells and "Failed backup error 13224" in cells and "Delivered twilio" in cells, cells
+                assert len(d.find_elements(By.CSS_SELECTOR, '#outbox-table [data-delivery="undelivered"].gh-bad')) == 2
+                assert not d.find_elements(By.CSS_SELECTOR, "#outbox-table .outbox-retry, #outbox-table .outbox-discard")
         # French, on the phone's width too.
         d.get(gh.url(cs.CONSOLE + "/?project=" + PROJECT + "&hl=fr"))
         wait_for(d, "chart-signins")

@@ -108,6 +108,61 @@ def test_status_callbacks_move_the_message_forward(stack, fakes):
     assert 'gatehouse_delivery_receipts_total{channel="sms",provider="twilio",region="FR",state="delivered"} 1' in text
 
 
+def test_each_report_moves_the_message_one_step(stack, fakes):
+    """A text's and a call's reports one by one, each visible in the store: a step back or the same
+    step again is refused (409), the provider's first 'sent' is taken once."""
+    fake = fakes()
+    g = stack(twilio(fake), channels=["sms", "voice"], fallback_after_seconds=600)
+    fake.default_outcome = []
+    send(g, "+33612340006")
+    sms = fake.wait_for(1)[0]
+    mid = int(callback_query(sms)["m"])
+    r = row(g, mid)
+    assert (r["delivery"], r["provider"], r["provider_message_id"], r["delivery_at"]) == ("sent", "twilio", sms["sid"], None)
+    assert fake.send_callback(sms, "queued") == 409
+    assert fake.send_callback(sms, "sent") == 200
+    first = row(g, mid)["delivery_at"]
+    assert row(g, mid)["delivery"] == "sent" and first
+    assert fake.send_callback(sms, "sending") == 409
+    assert fake.send_callback(sms, "undelivered", "30005") == 200
+    r = row(g, mid)
+    assert (r["delivery"], r["delivery_error"]) == ("undelivered", "30005") and r["delivery_at"] >= first
+    assert fake.send_callback(sms, "delivered") == 409, "an end is final"
+    assert fake.send_callback(sms, "receiving") == 400, "a status Twilio's messages never end in"
+    # The undelivered text falls back to a call; the call's own statuses.
+    call = fake.wait_for(1, kind="voice")[0]
+    cid = int(callback_query(call)["m"])
+    assert cid != mid and row(g, cid)["delivery"] == "sent" and row(g, cid)["channel"] == "voice"
+    assert fake.send_callback(call, "initiated") == 409
+    assert fake.send_callback(call, "ringing") == 200
+    assert fake.send_callback(call, "in-progress") == 409
+    assert fake.send_callback(call, "completed") == 200
+    assert row(g, cid)["delivery"] == "delivered" and row(g, cid)["delivery_error"] is None
+    assert fake.send_callback(call, "busy") == 409
+    text = g.get("/__/auth/metrics").text
+    for line in ['{channel="sms",provider="twilio",region="FR",state="sent"} 1', '{channel="sms",provider="twilio",region="FR",state="undelivered"} 1',
+                 '{channel="voice",provider="twilio",region="FR",state="sent"} 1', '{channel="voice",provider="twilio",region="FR",state="delivered"} 1']:
+        assert "gatehouse_delivery_receipts_total" + line in text, line
+
+
+def test_reports_past_the_client_budget_are_refused(stack, fakes):
+    """600 refused reports a minute per client network; then everything from it is refused. A
+    provider's accepted reports count nothing (the two above)."""
+    import requests
+    fake = fakes()
+    g = stack(twilio(fake))
+    send(g, "+33612340007")
+    m = fake.wait_for(1)[0]
+    fake.wait_callbacks(2)
+    with requests.Session() as s:
+        answers = [s.post(m["status_callback"], data={"MessageStatus": "delivered"}, headers={"X-Twilio-Signature": "AAAA"}).status_code
+                   for _ in range(600)]
+    assert set(answers) == {403}, set(answers)
+    r = g.post("/__/auth/delivery/twilio?" + urllib.parse.urlencode(callback_query(m)), data={})
+    assert r.status_code == 429 and r.json()["error"]["status"] == "RESOURCE_EXHAUSTED", r.text
+    assert fake.send_callback(m, "delivered") == 429, "even a genuine report waits for the next minute"
+
+
 def test_forged_wrong_url_unknown_and_cross_project_reports_are_refused(stack, fakes):
     fake = fakes()
     other = {"id": "other-project", "test_phone_numbers": {}, "phone": {"verify_attempts_per_ip_per_5min": 10000}}
@@ -210,10 +265,17 @@ def test_webhook_gateway_reports(stack):
 
         good = {"id": payload["id"], "project": payload["project"], "status": "delivered"}
         assert report(good, ts=int(time.time()) - 600).status_code == 403, "too old"
+        assert report(good, ts=int(time.time()) + 600).status_code == 403, "too far ahead"
+        assert report(good, ts="soon").status_code == 403
+        unsigned = g.post("/__/auth/delivery/webhook", data=json.dumps(good), headers={"Content-Type": "application/json"})
+        assert unsigned.status_code == 403 and unsigned.json()["error"]["status"] == "PERMISSION_DENIED"
         assert report(good, secret="another-secret-0123456789").status_code == 403
         assert report(dict(good, project="other-project")).status_code == 404
         assert report(dict(good, status="eaten")).status_code == 400
-        assert report(good).status_code == 200
+        assert report({"id": payload["id"]}).status_code == 400
+        assert report(dict(good, id="999999")).status_code == 404
+        assert report(dict(good, status="sent")).status_code == 200, "the gateway's first 'sent' is taken"
+        assert report(good, ts=int(time.time()) - 250).status_code == 200, "within 5 minutes"
         assert report(good).status_code == 409
         assert row(g, int(payload["id"]))["delivery"] == "delivered"
     finally:

@@ -6,7 +6,10 @@ import TextCoding
 /// `GET /__/auth/console/delivery?status=&before=` and its actions, `POST` with `action`
 /// `retry`/`discard` (an outbox message, `id`) or `release` (an SMS pumping hold, `key`).
 /// - the outbox's pending, failed (pending after a failed attempt) and dead messages of the
-///   project, newest first, 50 a page (`before`: the last id shown), recipients redacted;
+///   project, newest first, 50 a page (`before`: the last id shown), recipients redacted; or
+///   the sent ones (`status=sent`); each with the provider that took it, what that provider
+///   last reported (docs/operations.md "Delivery receipts") and its error code;
+/// - the last day's messages by channel, provider and country, as the providers reported them;
 /// - the SMS pumping holds in force;
 /// - the SMS sent per destination country per day over 30 days (a chart of the top countries
 ///   and a table).
@@ -17,7 +20,7 @@ enum ConsoleDelivery {
     /// Countries drawn and tabled on their own; the rest are summed as "Other".
     static let topRegions = 6
 
-    enum Filter: String, CaseIterable { case all, pending, failed, dead }
+    enum Filter: String, CaseIterable { case all, pending, failed, dead, sent }
 
     /// `GET /__/auth/console/delivery`
     static func show(_ ctx: inout Context) throws -> Response {
@@ -85,6 +88,7 @@ enum ConsoleDelivery {
         case .all: [.pending, .sending, .dead]
         case .pending, .failed: [.pending]
         case .dead: [.dead]
+        case .sent: [.sent]
         }
         var messages = try ctx.store.outboxPage(project: project.id, statuses: statuses, failedOnly: filter == .failed, beforeID: before,
                                                 limit: pageSize + 1)
@@ -193,6 +197,18 @@ enum ConsoleDelivery {
             "retryLabel": .string((s["console_ops.delivery.retry_label"] ?? "{id}").replacing("{id}", with: String(m.id))),
             "discardLabel": .string((s["console_ops.delivery.discard_label"] ?? "{id}").replacing("{id}", with: String(m.id))),
         ]
+        if m.provider != nil || m.delivery != nil {
+            var d: [String: TemplateValue] = ["provider": ConsoleUsers.text(m.provider)]
+            if let state = m.delivery {
+                d["state"] = .string(state.rawValue)
+                d["label"] = .string(s["console_ops.delivery.delivery_state." + state.rawValue] ?? state.rawValue)
+                d["bad"] = .bool(state == .undelivered || state == .failed)
+            }
+            if let code = m.deliveryError {
+                d["error"] = .string((s["console_ops.delivery.delivery_error"] ?? "{code}").replacing("{code}", with: code))
+            }
+            v["delivery"] = .object(d)
+        }
         if m.status == .pending {
             v["nextAttempt"] = .string(AccountPage.display(max(m.nextAttemptAt, m.createdAt) / 1000))
             v["nextAttemptISO"] = .string(RFC3339.format(m.nextAttemptAt))
@@ -202,6 +218,8 @@ enum ConsoleDelivery {
             v["discard"] = .object(try ConsoleForm.fields(ctx, purpose: purpose("discard", project: project.id, target: String(m.id)),
                                                           response: &response))
         }
+        // A message being sent or sent has no action: its cell stays empty (a card leaves it out).
+        v["actions"] = .bool(m.status == .pending || m.status == .dead)
         return .object(v)
     }
 
