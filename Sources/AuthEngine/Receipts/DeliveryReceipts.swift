@@ -23,13 +23,16 @@ public struct DeliveryReceipts {
 
     public func apply(project: String, messageID: Int64, provider: String, providerMessageID: String?, state: DeliveryState,
                       error: String?) throws -> Outcome {
-        guard let m = try store.outboxMessage(id: messageID), m.projectID == project, m.provider == provider else { return .unknown }
+        // A report can outrun the worker's record of the acceptance (the provider answered and
+        // reported at once): a message still being sent, with no provider yet, takes it.
+        guard let m = try store.outboxMessage(id: messageID), m.projectID == project,
+              m.provider == provider || (m.provider == nil && m.status == .sending) else { return .unknown }
         if let known = m.providerMessageID, let named = providerMessageID, known != named { return .unknown }
         let error = error.flatMap { e -> String? in
             let kept = String(e.unicodeScalars.filter { $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }.prefix(32).map(Character.init))
             return kept.isEmpty || kept == "0" ? nil : kept
         }
-        guard try store.recordReceipt(id: messageID, state: state, error: error, at: clock.now()) else { return .replayed }
+        guard try store.recordReceipt(id: messageID, state: state, error: error, at: clock.now(), from: provider) else { return .replayed }
         telemetry.receipt(channel: m.channel.rawValue, provider: provider, region: m.region ?? "", state: state.rawValue)
         return .applied
     }

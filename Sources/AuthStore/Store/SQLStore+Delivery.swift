@@ -8,7 +8,7 @@ extension SQLStore: DeliveryStore {
         try db.first("\(OutboxColumn.table.select) WHERE id = ?", [id], OutboxColumn.read)
     }
 
-    public func recordReceipt(id: Int64, state: DeliveryState, error: String?, at: Millis) throws -> Bool {
+    public func recordReceipt(id: Int64, state: DeliveryState, error: String?, at: Millis, from: String?) throws -> Bool {
         // The ranks of `DeliveryState`, spelled in SQL: the row's current one must be lower.
         let current = "(CASE WHEN delivery IS NULL OR delivery = 'queued' THEN 0 WHEN delivery = 'sent' THEN 1 ELSE 2 END)"
         let fallback: String
@@ -19,12 +19,22 @@ extension SQLStore: DeliveryStore {
         }
         var values: [any SQLBindable] = [state.rawValue, error.map { String($0.prefix(64)) }, at]
         if state == .undelivered || state == .failed { values.append(at) }
-        values += [id, state.rank, state.rawValue]
+        values.append(id)
+        // Whose message: the reporter's (or any provider's when not named); or, named, one still
+        // being sent whose acceptance is not recorded yet.
+        let whose: String
+        if let from {
+            whose = "(provider = ? OR (provider IS NULL AND status = 'sending'))"
+            values.append(from)
+        } else {
+            whose = "provider IS NOT NULL"
+        }
+        values += [state.rank, state.rawValue]
         // The provider's own first `sent` report finds the state our acceptance already wrote:
         // it is its first report (no receipt time yet), not a replay.
         return try db.run("""
             UPDATE outbox SET delivery = ?, delivery_error = COALESCE(?, delivery_error), delivery_at = ?, fallback_at = \(fallback)
-            WHERE id = ? AND provider IS NOT NULL
+            WHERE id = ? AND \(whose)
               AND (\(current) < ? OR (delivery = 'sent' AND delivery_at IS NULL AND ? = 'sent'))
             """, values) == 1
     }

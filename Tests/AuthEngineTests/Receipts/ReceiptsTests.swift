@@ -60,4 +60,22 @@ struct ReceiptsTests {
         #expect(try store.outboxMessage(id: id)?.deliveryError == "30003<x>", "only the printable ASCII of a provider's code is kept")
         #expect(try receipts.apply(project: "p", messageID: id, provider: "twilio", providerMessageID: "CA1", state: .delivered, error: nil) == .replayed)
     }
+
+    @Test("a report that outruns the record of its acceptance is kept; the acceptance then keeps the reported state")
+    func earlyReport() throws {
+        let store = try SQLStore(path: ":memory:")
+        let receipts = DeliveryReceipts(store: store, clock: FixedClock(), telemetry: .off)
+        let id = try store.enqueue(OutboxMessage(projectID: "p", channel: .sms, recipient: "+33612345678", body: "c", nextAttemptAt: 0,
+                                                 createdAt: 0, fallbackAt: 30_000))
+        #expect(try receipts.apply(project: "p", messageID: id, provider: "twilio", providerMessageID: "SM1", state: .delivered, error: nil)
+                == .unknown, "not sent yet: no provider has it")
+        guard case let .leased(lease) = try store.lease(id: id, now: 0, until: 60_000, maxAttempts: 8) else { Issue.record("no lease"); return }
+        #expect(try receipts.apply(project: "p", messageID: id, provider: "twilio", providerMessageID: "SM1", state: .delivered, error: nil)
+                == .applied, "being sent: the provider's report comes first")
+        #expect(try store.markSent(lease, at: 1, keepBody: false, accepted: ProviderAcceptance(provider: "twilio", messageID: "SM1")))
+        let m = try #require(try store.outboxMessage(id: id))
+        #expect(m.delivery == .delivered && m.provider == "twilio" && m.providerMessageID == "SM1" && m.fallbackAt == nil)
+        #expect(try receipts.apply(project: "p", messageID: id, provider: "backup", providerMessageID: nil, state: .failed, error: nil)
+                == .unknown, "once taken, only its provider reports")
+    }
 }
