@@ -198,6 +198,7 @@ public final class FastCGIServer: @unchecked Sendable {
         case .failure where paramsBroken:
             response = FastCGIServer.badGateway("reading the request parameters")
         case let .failure(step):
+            if step == .tooLarge { FastCGIServer.drain { buf, n in FCGX_GetStr(buf, n, req.in) } }
             response = step == .tooLarge ? options.tooLarge(limit) : FastCGIServer.badGateway("reading the request body")
         case let .success(body):
             let request = FastCGIServer.request(params, body: body)
@@ -219,6 +220,23 @@ public final class FastCGIServer: @unchecked Sendable {
     static func put(_ bytes: [UInt8], _ stream: UnsafeMutablePointer<FCGX_Stream>?) {
         _ = bytes.withUnsafeBufferPointer { buf in
             buf.withMemoryRebound(to: CChar.self) { FCGX_PutStr($0.baseAddress, Int32($0.count), stream) }
+        }
+    }
+
+    /// The most of a refused body read and dropped before answering (see `drain`).
+    static let drainLimit = 8 << 20
+
+    /// Reads and drops what is left of a body too large to handle, up to `drainLimit`: the web
+    /// server is still sending it, and a connection closed on unread bytes is reset, which nginx
+    /// reports as 502 instead of the 413 this request gets (seen under load). Past the limit the
+    /// connection is closed anyway.
+    static func drain(_ read: (UnsafeMutablePointer<CChar>, Int32) -> Int32) {
+        var scratch = [CChar](repeating: 0, count: 16 * 1024)
+        var dropped = 0
+        while dropped < drainLimit {
+            let n = scratch.withUnsafeMutableBufferPointer { read($0.baseAddress!, Int32($0.count)) }
+            if n <= 0 { return }
+            dropped += Int(n)
         }
     }
 

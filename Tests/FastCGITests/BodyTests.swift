@@ -64,4 +64,19 @@ struct BodyTests {
     func short() {
         #expect(read("10", available: [1, 2, 3]).result == .failure(.readFailed))
     }
+
+    @Test("a refused body is read to its end and dropped (a reset connection would be nginx's 502), at most drainLimit bytes")
+    func drainRefused() {
+        var left = 100_000, reads = 0
+        FastCGIServer.drain { _, n in
+            reads += 1
+            let count = min(Int(n), left)
+            left -= count
+            return Int32(count)
+        }
+        #expect(left == 0 && reads == 8, "100,000 bytes in 16 KiB reads, then the end")
+        var total = 0
+        FastCGIServer.drain { _, n in total += Int(n); return n }
+        #expect(total == FastCGIServer.drainLimit, "an endless body stops at the limit")
+    }
 }
