@@ -12,24 +12,10 @@ import urllib.parse
 import pytest
 
 from conftest import Gatehouse
-from fake_twilio import FakeTwilio
+from fake_twilio import fake_twilio  # noqa: F401 (the fixture)
 from phone_helpers import dev_config, outbox, sql
 
 WEBHOOK_SECRET = "webhook-secret-0123456789abcdef"
-
-
-@pytest.fixture
-def fakes():
-    started = []
-
-    def make(**kw):
-        f = FakeTwilio(**kw).start()
-        started.append(f)
-        return f
-
-    yield make
-    for f in started:
-        f.stop()
 
 
 @pytest.fixture
@@ -88,8 +74,8 @@ def callback_query(m):
     return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(m["status_callback"]).query))
 
 
-def test_status_callbacks_move_the_message_forward(stack, fakes):
-    fake = fakes()
+def test_status_callbacks_move_the_message_forward(stack, fake_twilio):
+    fake = fake_twilio()
     g = stack(twilio(fake))
     send(g, "+33612340001")
     m = fake.wait_for(1)[0]
@@ -108,10 +94,10 @@ def test_status_callbacks_move_the_message_forward(stack, fakes):
     assert 'gatehouse_delivery_receipts_total{channel="sms",provider="twilio",region="FR",state="delivered"} 1' in text
 
 
-def test_each_report_moves_the_message_one_step(stack, fakes):
+def test_each_report_moves_the_message_one_step(stack, fake_twilio):
     """A text's and a call's reports one by one, each visible in the store: a step back or the same
     step again is refused (409), the provider's first 'sent' is taken once."""
-    fake = fakes()
+    fake = fake_twilio()
     g = stack(twilio(fake), channels=["sms", "voice"], fallback_after_seconds=600)
     fake.default_outcome = []
     send(g, "+33612340006")
@@ -145,11 +131,11 @@ def test_each_report_moves_the_message_one_step(stack, fakes):
         assert "gatehouse_delivery_receipts_total" + line in text, line
 
 
-def test_reports_past_the_client_budget_are_refused(stack, fakes):
+def test_reports_past_the_client_budget_are_refused(stack, fake_twilio):
     """600 refused reports a minute per client network; then everything from it is refused. A
     provider's accepted reports count nothing (the two above)."""
     import requests
-    fake = fakes()
+    fake = fake_twilio()
     g = stack(twilio(fake))
     send(g, "+33612340007")
     m = fake.wait_for(1)[0]
@@ -163,8 +149,8 @@ def test_reports_past_the_client_budget_are_refused(stack, fakes):
     assert fake.send_callback(m, "delivered") == 429, "even a genuine report waits for the next minute"
 
 
-def test_forged_wrong_url_unknown_and_cross_project_reports_are_refused(stack, fakes):
-    fake = fakes()
+def test_forged_wrong_url_unknown_and_cross_project_reports_are_refused(stack, fake_twilio):
+    fake = fake_twilio()
     other = {"id": "other-project", "test_phone_numbers": {}, "phone": {"verify_attempts_per_ip_per_5min": 10000}}
     g = stack(twilio(fake), projects=[other])
     fake.default_outcome = []
@@ -196,8 +182,8 @@ def test_forged_wrong_url_unknown_and_cross_project_reports_are_refused(stack, f
     assert fake.send_callback(m, "delivered") == 200
 
 
-def test_undelivered_falls_back_to_whatsapp_then_a_call(stack, fakes):
-    fake = fakes()
+def test_undelivered_falls_back_to_whatsapp_then_a_call(stack, fake_twilio):
+    fake = fake_twilio()
     g = stack(twilio(fake), channels=["sms", "whatsapp", "voice"], fallback_after_seconds=600)
     number = "+33612340003"
     fake.outcomes[number] = ["sent", ("undelivered", "30003")]
@@ -228,8 +214,8 @@ def test_undelivered_falls_back_to_whatsapp_then_a_call(stack, fakes):
     assert 'gatehouse_phone_fallbacks_total{channel="voice",outcome="sent"} 1' in text
 
 
-def test_no_receipt_in_time_falls_back(stack, fakes):
-    fake = fakes()
+def test_no_receipt_in_time_falls_back(stack, fake_twilio):
+    fake = fake_twilio()
     g = stack(twilio(fake), channels=["sms", "whatsapp"], fallback_after_seconds=20)
     fake.default_outcome = ["sent"]          # accepted, never reported delivered
     session = send(g, "+33612340004")
@@ -282,8 +268,8 @@ def test_webhook_gateway_reports(stack):
         gw.stop()
 
 
-def test_second_provider_after_5xx_and_timeouts_never_both(stack, fakes):
-    first, second = fakes(), fakes(auth_token="second-auth-token-0123456789", account_sid="AC9876543210")
+def test_second_provider_after_5xx_and_timeouts_never_both(stack, fake_twilio):
+    first, second = fake_twilio(), fake_twilio(auth_token="second-auth-token-0123456789", account_sid="AC9876543210")
     g = stack(lambda base: dict(twilio(first, timeout_seconds=1)(base), secondary=twilio(second, name="backup")(base)))
     first.mode = 500
     for i in range(3):
@@ -301,8 +287,8 @@ def test_second_provider_after_5xx_and_timeouts_never_both(stack, fakes):
     assert sorted(taken) == sorted(str(r["id"]) for r in rows) and len(set(taken)) == len(taken)
 
 
-def test_a_send_that_timed_out_stays_with_its_provider(stack, fakes):
-    first, second = fakes(), fakes(auth_token="second-auth-token-0123456789", account_sid="AC9876543210")
+def test_a_send_that_timed_out_stays_with_its_provider(stack, fake_twilio):
+    first, second = fake_twilio(), fake_twilio(auth_token="second-auth-token-0123456789", account_sid="AC9876543210")
     g = stack(lambda base: dict(twilio(first, timeout_seconds=1)(base), secondary=twilio(second, name="backup")(base)))
     first.mode = "hold"
     send(g, "+33612340200")

@@ -62,6 +62,7 @@ enum DeliveryCallbacksAPI {
     static func webhookReport(_ ctx: inout Context) throws -> Response {
         let q = ctx.request
         let now = ctx.app.clock.nowSeconds
+        // At most 12 characters: |ts| < 10¹², so `now - ts` neither overflows nor is Int64.min.
         guard let stamp = q.header("x-gatehouse-timestamp"), stamp.utf8.count <= 12, let ts = Int64(stamp), abs(now - ts) <= skewSeconds,
               let signature = q.header("x-gatehouse-signature"),
               let source = ctx.app.settings.receiptSources.first(where: { s in
