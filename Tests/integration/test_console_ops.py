@@ -124,6 +124,9 @@ def test_the_console_root_redirects_to_the_activity_page(gh, op):
 @pytest.mark.parametrize("range_", ["24h", "30d"])
 def test_the_charts_count_real_sign_ins_wrong_codes_refusals_and_sends(gh, op, range_):
     path = f"{cs.CONSOLE}/?project={PROJECT}&range={range_}"
+    # Messages queued by earlier tests are sent first, so that none lands between the two readings.
+    wait(lambda: not rows(gh, "SELECT id FROM outbox WHERE status IN ('pending', 'sending') AND next_attempt_at < ?",
+                          now_ms() + 60_000), timeout=30.0)
     before = totals(page(op, path))
     sms_sent = len(rows(gh, "SELECT id FROM outbox WHERE channel = 'sms' AND status = 'sent'"))
     emails_sent = len(rows(gh, "SELECT id FROM outbox WHERE channel = 'email' AND status = 'sent' AND project_id = ?", PROJECT))

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import Gatehouse
 from fake_twilio import fake_twilio  # noqa: F401 (the fixture)
-from phone_helpers import dev_config, outbox, sql
+from phone_helpers import dev_config, outbox, sql, wait_outbox
 
 WEBHOOK_SECRET = "webhook-secret-0123456789abcdef"
 
@@ -280,8 +280,10 @@ def test_second_provider_after_5xx_and_timeouts_never_both(stack, fake_twilio):
     send(g, "+33612340110")
     second.wait_for(4)
     assert len(first.requests) == 3
-    rows = [r for r in outbox(g) if r["channel"] == "sms"]
-    assert all(r["provider"] == "backup" for r in rows)
+    # The fake has the request before the worker records who took it: wait for the record.
+    rows = [r for r in wait_outbox(g, lambda rs: all(r["status"] == "sent" for r in rs if r["channel"] == "sms"))
+            if r["channel"] == "sms"]
+    assert len(rows) == 4 and all(r["provider"] == "backup" for r in rows), [dict(r) for r in rows]
     # Every message at exactly one provider.
     taken = [callback_query(m)["m"] for m in first.messages + second.messages]
     assert sorted(taken) == sorted(str(r["id"]) for r in rows) and len(set(taken)) == len(taken)
