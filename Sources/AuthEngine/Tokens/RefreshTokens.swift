@@ -25,7 +25,7 @@ public struct RefreshTokens {
     }
 
     private enum Outcome {
-        case issued(Result)
+        case rotated(Account, RefreshTokenRecord)
         case reused(familyID: String, localID: String)
     }
 
@@ -93,14 +93,19 @@ public struct RefreshTokens {
             }
             account.lastRefreshAt = now
             try store.updateAccount(account)
-            let idToken = try tokens.mintIDToken(for: account, provider: record.provider, store: store, authTime: record.authTime,
-                                                 secondFactor: factor, developerClaims: record.developerClaims)
-            return .issued(Result(idToken: idToken, refreshToken: next, expiresIn: TokenService.idTokenLifetime, localID: account.localID))
+            return .rotated(account, record)
         }
 
         switch outcome {
-        case let .issued(result):
-            return result
+        case let .rotated(account, record):
+            // Signed after the commit, as a sign-in's token is: the RSA signature is most of a
+            // refresh's work, and under SQLite's write lock it would make every refresh wait for
+            // every other. A revocation committed meanwhile is no different from one committed
+            // a moment after this answer: the successor it revokes is already stored.
+            let idToken = try tokens.mintIDToken(for: account, provider: record.provider, store: store, authTime: record.authTime,
+                                                 secondFactor: record.secondFactor.map { SecondFactor(identifier: $0) },
+                                                 developerClaims: record.developerClaims)
+            return Result(idToken: idToken, refreshToken: next, expiresIn: TokenService.idTokenLifetime, localID: account.localID)
         case let .reused(family, localID):
             tokens.log.warning("refresh token reuse detected: family \(family.prefix(6))… of a user in \(project) revoked")
             try? store.audit(AuditEvent(projectID: project, event: .refreshTokenReuse, localID: localID,
