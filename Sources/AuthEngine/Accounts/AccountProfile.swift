@@ -61,17 +61,19 @@ public struct AccountProfile {
         let client = client ?? ClientAddress(remoteAddress)
         try Limits(store: store, clock: tokens.clock).hit(AccountProfile.signUpsPerIPPerHour, client: client, scope: project)
         let now = tokens.clock.now()
-        return try store.transaction {
+        let issuer = SignInTokens(tokens: tokens, store: store, random: random, device: device)
+        let (account, pending) = try store.transaction {
             let admin = AccountAdmin(store: store, clock: tokens.clock, random: random, actor: nil)
             var a = Account(projectID: project, localID: try admin.newLocalID(project: project), createdAt: now)
             a.anonymous = true
             a.lastLoginAt = now
             a.lastRefreshAt = now
             try store.insertAccount(a)
-            let issued = try SignInTokens(tokens: tokens, store: store, random: random, device: device).issue(for: a, provider: "anonymous",
-                                                                                               authTime: now / 1000)
+            let pending = try issuer.record(for: a, provider: "anonymous", authTime: now / 1000)
             try store.audit(AuditEvent(projectID: project, event: .anonymousSignUp, localID: a.localID, remoteAddress: remoteAddress), at: now)
-            return (a, issued)
+            return (a, pending)
         }
+        // Signed after the commit, as every sign-in's ID token is.
+        return (account, try issuer.finish(pending))
     }
 }

@@ -46,7 +46,7 @@ extension EmailLinks {
     }
 
     /// What the transaction of a code check decided, acted on after its commit.
-    enum CodeOutcome { case done(EmailLinkSignInResult), refused(AuthError) }
+    enum CodeOutcome { case done(Completed), refused(AuthError) }
 
     /// Signs in with the short code of a sign-in link to `email`, exactly as the link would
     /// (`completeSignIn`: the same account, second factor, audit row; the link is used with it).
@@ -114,7 +114,7 @@ extension EmailLinks {
                                             at: now, via: "code"))
         }
         switch outcome {
-        case let .done(result): return result
+        case let .done(completed): return try signed(completed)
         case let .refused(error): throw error
         }
     }

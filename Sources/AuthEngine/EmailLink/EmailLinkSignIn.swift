@@ -34,10 +34,25 @@ extension EmailLinks {
         }
 
         let now = clock.now()
-        return try store.transaction {
+        let completed = try store.transaction {
             guard try store.consumeEmailLink(hash: record.codeHash, at: now) else { throw AuthError(.invalidOobCode) }
             return try completeSignIn(email: email, linking: linking, issueTokens: issueTokens, remoteAddress: remoteAddress, at: now)
         }
+        return try signed(completed)
+    }
+
+    /// A sign-in `completeSignIn` recorded, its ID token still to sign.
+    struct Completed {
+        let result: EmailLinkSignInResult
+        let pending: SignInTokens.Pending?
+    }
+
+    /// Signs the ID token of a completed sign-in, after its transaction committed: the RSA
+    /// signature does not hold the store's write lock (as for every other sign-in).
+    func signed(_ c: Completed) throws -> EmailLinkSignInResult {
+        guard let pending = c.pending else { return c.result }
+        let issued = try SignInTokens(tokens: tokens, store: store, random: random, device: device).finish(pending)
+        return EmailLinkSignInResult(account: c.result.account, isNewUser: c.result.isNewUser, tokens: issued)
     }
 
     /// What a used link or short code does, inside the transaction that used it: the account is
@@ -45,7 +60,7 @@ extension EmailLinks {
     /// with a second factor gets a pending credential instead of tokens. `via` goes into the
     /// audit row's detail (`code` for a short code; nil for the link).
     func completeSignIn(email: String, linking: (Account, VerifiedToken)?, issueTokens: Bool, remoteAddress: String?, at now: Millis,
-                        via: String? = nil) throws -> EmailLinkSignInResult {
+                        via: String? = nil) throws -> Completed {
         let owner = try store.account(project: project.id, email: email)
         var account: Account
         var isNew = false
@@ -78,14 +93,14 @@ extension EmailLinks {
             try store.audit(AuditEvent(projectID: project.id, event: .emailLinkFirstFactor, localID: account.localID,
                                        remoteAddress: remoteAddress, detail: via), at: now)
             let challenge = try PhoneMFA.challenge(account, firstFactor: "password", store: store, clock: clock, random: random)
-            return EmailLinkSignInResult(account: account, isNewUser: false, tokens: nil, challenge: challenge)
+            return Completed(result: EmailLinkSignInResult(account: account, isNewUser: false, tokens: nil, challenge: challenge), pending: nil)
         }
         account.lastLoginAt = now
         if issueTokens { account.lastRefreshAt = now }
         if isNew { try store.insertAccount(account) } else { try store.updateAccount(account) }
-        let issued = issueTokens ? try SignInTokens(tokens: tokens, store: store, random: random, device: device).issue(for: account, provider: "password") : nil
+        let pending = issueTokens ? try SignInTokens(tokens: tokens, store: store, random: random, device: device).record(for: account, provider: "password") : nil
         try store.audit(AuditEvent(projectID: project.id, event: isNew ? .emailLinkSignUp : .emailLinkSignIn,
                                    localID: account.localID, remoteAddress: remoteAddress, detail: via), at: now)
-        return EmailLinkSignInResult(account: account, isNewUser: isNew, tokens: issued)
+        return Completed(result: EmailLinkSignInResult(account: account, isNewUser: isNew, tokens: nil), pending: pending)
     }
 }
