@@ -36,10 +36,36 @@ public final class Templates: Sendable {
     }
     private let cache = Locked(Cache())
 
-    /// One supported language: the fixed values (`t`, `lang`) and its specialised templates.
+    /// One supported language: its specialised templates, each with its fixed values (`t` with
+    /// the namespaces it names, `lang`).
     private struct Language {
-        let fixed: TemplateValue
-        var templates: [String: (nodes: [MustacheNode], size: Int)] = [:]
+        var templates: [String: (nodes: [MustacheNode], size: Int, fixed: TemplateValue)] = [:]
+    }
+
+    /// The namespaces of `t` that `nodes` name (`{{t.phone.title}}` → `phone`), or nil when a
+    /// tag names `t` itself (`{{#t}}`: inside it any name could be one). Other names never reach
+    /// `t`'s namespaces: a name is looked up from its first part, and only `t` holds them.
+    static func localeNamespaces(_ nodes: [MustacheNode]) -> Set<String>? {
+        var found: Set<String> = []
+        func visit(_ path: MustachePath) -> Bool {
+            guard path.names.first == "t" else { return true }
+            guard path.names.count > 1 else { return false }
+            found.insert(path.names[1])
+            return true
+        }
+        func walk(_ nodes: [MustacheNode]) -> Bool {
+            for node in nodes {
+                switch node {
+                case .text, .partial: continue
+                case let .variable(path, _): if !visit(path) { return false }
+                case let .section(path, _, body): if !visit(path) || !walk(body) { return false }
+                case let .parent(_, _, blocks): for body in blocks.values where !walk(body) { return false }
+                case let .block(_, _, body), let .blockDefinition(_, body), let .scope(_, body): if !walk(body) { return false }
+                }
+            }
+            return true
+        }
+        return walk(nodes) ? found : nil
     }
 
     /// Checks that `<directory>/templates` exists; templates are listed and parsed, and
@@ -118,15 +144,16 @@ public final class Templates: Sendable {
     /// language with its own locale folder, else linked only.
     private func nodes(_ name: String, lang: String, locales: Locales) throws -> (nodes: [MustacheNode], size: Int, fixed: TemplateValue)? {
         try cache.withLock { c in
-            if let language = c.languages[lang], let hit = language.templates[name] { return (hit.nodes, hit.size, language.fixed) }
+            if let language = c.languages[lang], let hit = language.templates[name] { return (hit.nodes, hit.size, hit.fixed) }
             guard let l = try link(name, &c) else { return nil }
+            // Only the namespaces of `t` the template names are read (every one if it names `t` itself).
+            let table = locales.table(for: lang, namespaces: Templates.localeNamespaces(l))
             // As fields, so that a name a rendering does not set is not hashed on its way past.
-            let table = locales.table(for: lang)
             let fixed = TemplateValue.fields([TemplateField("t", table), TemplateField("lang", .string(lang))])
             guard locales.has(lang) else { return (l, MustacheLinker.textSize(l), fixed) }
             let s = MustacheLinker.specialize(l, fixed: ["t": table, "lang": .string(lang)])
             let size = MustacheLinker.textSize(s) + 256
-            c.languages[lang, default: Language(fixed: fixed)].templates[name] = (s, size)
+            c.languages[lang, default: Language()].templates[name] = (s, size, fixed)
             return (s, size, fixed)
         }
     }
@@ -135,7 +162,7 @@ public final class Templates: Sendable {
     private func remember(size: Int, of name: String, lang: String) {
         cache.withLock { c in
             guard let entry = c.languages[lang]?.templates[name], entry.size < size else { return }
-            c.languages[lang]?.templates[name] = (entry.nodes, size)
+            c.languages[lang]?.templates[name] = (entry.nodes, size, entry.fixed)
         }
     }
 

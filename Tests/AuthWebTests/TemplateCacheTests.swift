@@ -57,13 +57,43 @@ struct TemplateCacheTests {
         #expect(!lazy.contains("sms/phone_code.xx"))
     }
 
+    @Test("a page reads the namespaces of t it names, and every one when it names t itself")
+    func localeNamespaces() throws {
+        let phone = try MustacheParser.parse("{{t.phone.title}} {{#t.common}}{{footer}}{{/t.common}} {{lang}} {{#rows}}{{.}} {{.name}}{{/rows}}")
+        #expect(Templates.localeNamespaces(phone) == ["phone", "common"])
+        #expect(Templates.localeNamespaces(try MustacheParser.parse("{{#t}}{{phone.title}}{{/t}}")) == nil)
+        #expect(Templates.localeNamespaces(try MustacheParser.parse("{{{t}}}")) == nil)
+        #expect(Templates.localeNamespaces(try MustacheParser.parse("plain")) == [])
+        // What the specialised page says is what the whole table would have said.
+        let t = try Templates(directory: try #require(Templates.bundledDirectory))
+        for lang in ["en", "fr"] {
+            let lean = t.locales.table(for: lang, namespaces: ["phone", "signin", "common", "error"])
+            guard case let .object(all) = t.locales.table(for: lang), case let .object(some) = lean else { Issue.record("not objects"); return }
+            #expect(Set(some.keys) == ["phone", "signin", "common", "error"])
+            for (k, v) in some { #expect(all[k] == v, "\(lang) \(k)") }
+        }
+        #expect(t.locales.strings(for: "de")["error.generic"] != t.locales.strings(for: "en")["error.generic"])
+        #expect(t.locales.strings(for: "xx")["error.generic"] == t.locales.strings(for: "en")["error.generic"])
+        #expect(t.locales.strings(for: "en")["nowhere.at.all"] == nil)
+    }
+
+    @Test("a locale file holds one namespace, named like the file")
+    func oneNamespacePerFile() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-locales-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir + "/en", withIntermediateDirectories: true)
+        try #"{"a": {"k": "v"}, "b": {"k": "w"}}"#.write(toFile: dir + "/en/a.json", atomically: true, encoding: .utf8)
+        let l = try Locales(directory: dir)
+        #expect { try l.loadAll() } throws: { "\($0)".contains("a.json") && "\($0)".contains("one object") }
+    }
+
     @Test("validateAll names a template that does not parse")
     func validateAllFails() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-templates-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try FileManager.default.createDirectory(atPath: dir + "/templates/pages", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: dir + "/locales/en", withIntermediateDirectories: true)
-        try "{}".write(toFile: dir + "/locales/en/x.json", atomically: true, encoding: .utf8)
+        try #"{"x": {}}"#.write(toFile: dir + "/locales/en/x.json", atomically: true, encoding: .utf8)
         try "{{#open}} never closed".write(toFile: dir + "/templates/pages/broken.mustache", atomically: true, encoding: .utf8)
         let t = try Templates(directory: dir)
         #expect(t.render("pages/broken", lang: "en") == "")

@@ -67,7 +67,7 @@ enum ConsoleAudit {
         }
     }
 
-    static func row(_ r: AuditRecord, _ s: [String: String]) -> TemplateValue {
+    static func row(_ r: AuditRecord, _ s: LocaleStrings) -> TemplateValue {
         let e = r.event
         return .object([
             "id": .string(String(r.id)),

@@ -158,7 +158,7 @@ enum ConsoleDelivery {
     /// The last day's messages by channel, provider and country: waiting (no provider yet),
     /// sent (taken by a provider, no end reported), each end, and the delivered share of the
     /// ends reported (a message that died unsent counts as failed).
-    static func receiptRows(_ counts: [DeliveryCount], strings s: [String: String]) -> [TemplateValue] {
+    static func receiptRows(_ counts: [DeliveryCount], strings s: LocaleStrings) -> [TemplateValue] {
         struct Key: Hashable { let channel: OutboxMessage.Channel; let provider: String; let region: String }
         var table: [Key: [DeliveryState: Int]] = [:]
         var order: [Key] = []

@@ -72,7 +72,7 @@ enum ConsoleKeys {
     }
 
     /// `12 d`, `5 h`, `3 min` (a staged key's negative age reads as 0 min).
-    static func age(_ ms: Millis, _ s: [String: String]) -> String {
+    static func age(_ ms: Millis, _ s: LocaleStrings) -> String {
         let minutes = max(0, ms) / 60_000
         let (key, n) = minutes >= 2 * 1440 ? ("age_days", minutes / 1440) : minutes >= 120 ? ("age_hours", minutes / 60) : ("age_minutes", minutes)
         return (s["console_ops.keys." + key] ?? "{n}").replacing("{n}", with: String(n))

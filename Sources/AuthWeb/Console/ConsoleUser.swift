@@ -99,7 +99,7 @@ enum ConsoleUser {
     }
 
     /// An operator's own account cannot be disabled or deleted from the console.
-    static func selfRefusal(_ action: String, _ account: Account, _ op: Operator, _ project: ProjectSettings, _ s: [String: String]) -> String? {
+    static func selfRefusal(_ action: String, _ account: Account, _ op: Operator, _ project: ProjectSettings, _ s: LocaleStrings) -> String? {
         guard account.localID == op.uid, project.id == op.account.projectID else { return nil }
         switch action {
         case "delete": return s["console_users.errors.self_delete"]
@@ -196,7 +196,7 @@ enum ConsoleUser {
     }
 
     /// "SMS to +*******1234" or "Authenticator app".
-    static func factorText(_ e: MFAEnrollment, _ s: [String: String]) -> String {
+    static func factorText(_ e: MFAEnrollment, _ s: LocaleStrings) -> String {
         if e.totp != nil { return s["console_users.user.factor_totp"] ?? "Authenticator app" }
         return (s["console_users.user.factor_phone"] ?? "SMS to {phone}").replacing("{phone}", with: e.obfuscatedPhone)
     }

@@ -54,7 +54,7 @@ extension AccountPage {
     }
 
     /// "Firefox on Windows", "App on iOS", "MyApp on Android", "curl", "Unknown device".
-    static func deviceText(_ d: DeviceName, _ s: [String: String]) -> String {
+    static func deviceText(_ d: DeviceName, _ s: LocaleStrings) -> String {
         func fill(_ key: String, _ fallback: String) -> String {
             (s["sessions.device." + key] ?? fallback).replacing("{name}", with: d.browser ?? "").replacing("{system}", with: d.system ?? "")
         }
@@ -68,7 +68,7 @@ extension AccountPage {
     }
 
     /// The first factor, and the second the sign-in passed ("Email link, then SMS to •••78").
-    static func howText(_ e: SignInList.Entry, account: Account, _ s: [String: String]) -> String {
+    static func howText(_ e: SignInList.Entry, account: Account, _ s: LocaleStrings) -> String {
         let first = s["account.provider.\(e.provider)"] ?? s["account.provider.other"] ?? e.provider
         guard let factor = e.secondFactor.map({ SecondFactor(identifier: $0) }) else { return first }
         let enrollment = account.mfaEnrollments.first { $0.enrollmentID == factor.identifier }

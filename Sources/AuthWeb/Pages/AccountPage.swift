@@ -81,7 +81,7 @@ enum AccountPage {
 
     /// The second factor this session passed, as the facts list shows it: a phone's obfuscated
     /// number, or "Authenticator app" with the app's name.
-    static func secondFactorText(_ e: MFAEnrollment?, _ factor: SecondFactor, _ strings: [String: String]) -> String {
+    static func secondFactorText(_ e: MFAEnrollment?, _ factor: SecondFactor, _ strings: LocaleStrings) -> String {
         if factor.factor == "totp" || e?.totp != nil {
             let app = strings["account.totp.kind"] ?? factor.factor
             guard let name = e?.displayName, !name.isEmpty else { return app }

@@ -110,5 +110,5 @@ enum EmailPages {
 
 extension Context {
     /// Localized strings of the request's locale (flattened keys).
-    var strings: [String: String] { app.templates.locales.strings(for: locale) }
+    var strings: LocaleStrings { app.templates.locales.strings(for: locale) }
 }

@@ -160,7 +160,7 @@ extension PhonePage {
     /// project's other channels, offered with "send again" (same delay, same budgets); "not
     /// delivered" when the provider said so; and, while the answer may still change, the URL the
     /// page's script asks (`url`, answered by `deliveryAnswer`).
-    static func deliveryValues(_ st: PhoneSignIn.Status, strings s: [String: String], url: String) -> [String: TemplateValue] {
+    static func deliveryValues(_ st: PhoneSignIn.Status, strings s: LocaleStrings, url: String) -> [String: TemplateValue] {
         var values: [String: TemplateValue] = [:]
         let others = st.channels.filter { $0 != .sms }.map { c -> TemplateValue in
             .object(["channel": .string(c.rawValue), "label": .string(s["phone.code.by." + c.rawValue] ?? c.rawValue)])

@@ -101,7 +101,7 @@ enum PhonePage {
         return "?" + PercentEncoding.query([("continueUrl", c)])
     }
 
-    static func strings(_ ctx: Context) -> [String: String] { ctx.app.templates.locales.strings(for: ctx.locale) }
+    static func strings(_ ctx: Context) -> LocaleStrings { ctx.app.templates.locales.strings(for: ctx.locale) }
 
     /// A localized message for a flow error, in the words of the page.
     static func message(_ e: AuthError, ctx: Context, status: PhoneSignIn.Status?) -> String {

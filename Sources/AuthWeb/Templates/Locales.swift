@@ -2,9 +2,12 @@ public import AuthEngine
 import JSONValue
 import Locking
 
-/// Localized strings: one nested JSON file per feature in `Resources/locales/<lang>/`. A
-/// language is read the first time it is asked for (a CGI request reads English and its own
-/// language, not all of them); `loadAll()` reads every one (start-up validation).
+/// Localized strings: one JSON file per namespace in `Resources/locales/<lang>/`, named after
+/// the one key at its top (`phone.json` holds `{"phone": {…}}`). A namespace is read the first
+/// time it is asked for in a language: a CGI request reads what its page or message names (the
+/// phone page: `phone`, `signin`, `common`, `error`), not the whole language (parsing and
+/// flattening every file was ~40 % of a CGI phone page); `loadAll()` reads every one (start-up
+/// validation).
 public struct Locales: Sendable {
     private let store: Store
     /// The languages with a folder, sorted.
@@ -21,66 +24,90 @@ public struct Locales: Sendable {
     /// No languages at all (a locale folder that failed to load).
     init() { store = Store(directory: "", languages: [], log: Log()) }
 
-    /// Reads every language; throws on the first file that does not load.
+    /// Reads every namespace of every language; throws on the first file that does not load.
     public func loadAll() throws {
-        for lang in store.languages.sorted() { _ = try store.merged(lang) }
+        for lang in store.languages.sorted() {
+            for ns in store.namespaces(lang) { _ = try store.filled(lang, ns) }
+        }
     }
 
     /// Language → flattened `a.b.c` → text, as read (no English filling).
     var flat: [String: [String: String]] {
         var out: [String: [String: String]] = [:]
-        for lang in store.languages { out[lang] = (try? store.read(lang))?.flat ?? [:] }
+        for lang in store.languages {
+            var f: [String: String] = [:]
+            for ns in store.namespaces(lang) { f.merge((try? store.read(lang, ns))?.flat ?? [:]) { $1 } }
+            out[lang] = f
+        }
         return out
     }
 
-    /// Per language, read once: its own table and strings, and both with English filling gaps.
+    /// One namespace of one language: its nested table and its flattened strings.
+    typealias Part = (table: TemplateValue, flat: [String: String])
+
+    /// Per language and namespace, read once: as written, and with English filling gaps.
     private final class Store: Sendable {
         let directory: String
         let languages: Set<String>
-        private let own = Locked<[String: (table: TemplateValue, flat: [String: String])]>([:])
-        private let filled = Locked<[String: (table: TemplateValue, flat: [String: String])]>([:])
+        private let own = Locked<[String: Part]>([:])
+        private let merged = Locked<[String: Part]>([:])
+        private let listed = Locked<[String: [String]]>([:])
 
         let log: Log
         init(directory: String, languages: Set<String>, log: Log) { self.directory = directory; self.languages = languages; self.log = log }
 
-        /// `lang`'s files merged (caller need not hold the lock).
-        func read(_ lang: String) throws -> (table: TemplateValue, flat: [String: String]) {
-            if let hit = own.withLock({ $0[lang] }) { return hit }
-            var table = TemplateValue.object([:])
+        /// The namespaces `lang` has a file for, sorted.
+        func namespaces(_ lang: String) -> [String] {
+            if let hit = listed.withLock({ $0[lang] }) { return hit }
+            let names = (ResourceFiles.list(directory + "/" + lang) ?? []).filter { $0.hasSuffix(".json") }
+                .map { String($0.dropLast(5)) }.sorted()
+            listed.withLock { $0[lang] = names }
+            return names
+        }
+
+        /// `lang`'s file for `ns` (empty when it has none), which must hold `ns` alone.
+        func read(_ lang: String, _ ns: String) throws -> Part {
+            let key = lang + "/" + ns
+            if let hit = own.withLock({ $0[key] }) { return hit }
             var f: [String: String] = [:]
-            for file in ResourceFiles.list(directory + "/" + lang) ?? [] where file.hasSuffix(".json") {
-                let path = directory + "/" + lang + "/" + file
-                guard let data = ResourceFiles.read(path) else { throw TemplateError("cannot read \(path)") }
+            var table = TemplateValue.object([:])
+            let path = directory + "/" + key + ".json"
+            if let data = ResourceFiles.read(path) {
                 let json: JSON
                 do { json = try JSONParser(maxBytes: 1 << 20, maxDepth: 8).parse(data) } catch { throw TemplateError("\(path): \(error)") }
-                let nested = Locales.nested(json, prefix: "", into: &f)
-                if case .object = nested { table = Locales.merge(table, nested) }
+                guard case let .object(pairs) = json, pairs.count == 1, pairs[0].0 == ns else {
+                    throw TemplateError("\(path): must hold one object, named \"\(ns)\" like the file")
+                }
+                table = Locales.nested(json, prefix: "", into: &f)
+            } else if namespaces(lang).contains(ns) {
+                throw TemplateError("cannot read \(path)")
             }
             let entry = (table, f)
-            own.withLock { $0[lang] = entry }
+            own.withLock { $0[key] = entry }
             return entry
         }
 
-        /// `lang` with English filling any gap; nil for a language without a folder.
-        func merged(_ lang: String) throws -> (table: TemplateValue, flat: [String: String])? {
+        /// `ns` in `lang` with English filling any gap; nil for a language without a folder.
+        func filled(_ lang: String, _ ns: String) throws -> Part? {
             guard languages.contains(lang) else { return nil }
-            if let hit = filled.withLock({ $0[lang] }) { return hit }
-            let en = try read("en")
+            let key = lang + "/" + ns
+            if let hit = merged.withLock({ $0[key] }) { return hit }
+            let en = try read("en", ns)
             // English needs no filling from itself.
-            let entry = lang == "en" ? en : try { () throws -> (table: TemplateValue, flat: [String: String]) in
-                let mine = try read(lang)
+            let entry = lang == "en" ? en : try { () throws -> Part in
+                let mine = try read(lang, ns)
                 return (Locales.merge(en.table, mine.table), en.flat.merging(mine.flat) { $1 })
             }()
-            filled.withLock { $0[lang] = entry }
+            merged.withLock { $0[key] = entry }
             return entry
         }
 
-        /// `merged`, logging a language that does not load (its strings are then English).
-        func mergedOrLogged(_ lang: String) -> (table: TemplateValue, flat: [String: String])? {
-            do { return try merged(lang) } catch {
+        /// `filled`, logging a language that does not load (its strings are then English).
+        func filledOrLogged(_ lang: String, _ ns: String) -> Part? {
+            do { return try filled(lang, ns) } catch {
                 log.error("\(error)")
-                let fallback = (try? merged("en")) ?? nil
-                if let fallback { filled.withLock { $0[lang] = fallback } }
+                let fallback = (try? filled("en", ns)) ?? nil
+                if let fallback { merged.withLock { $0[lang + "/" + ns] = fallback } }
                 return fallback
             }
         }
@@ -100,14 +127,25 @@ public struct Locales: Sendable {
         }
     }
 
-    /// Strings for `lang`, English filling any gap.
-    public func strings(for lang: String) -> [String: String] {
-        (store.mergedOrLogged(lang) ?? store.mergedOrLogged("en"))?.flat ?? [:]
+    /// Strings for `lang`, English filling any gap, read by namespace as they are looked up.
+    public func strings(for lang: String) -> LocaleStrings {
+        LocaleStrings(locales: self, lang: store.languages.contains(lang) ? lang : "en")
     }
 
-    /// The nested table for `lang`, English filling any gap.
-    func table(for lang: String) -> TemplateValue {
-        (store.mergedOrLogged(lang) ?? store.mergedOrLogged("en"))?.table ?? .object([:])
+    /// `ns` in `lang` (English filling any gap, or English alone if `lang` does not load).
+    func part(_ lang: String, _ ns: String) -> Part? {
+        store.filledOrLogged(lang, ns) ?? store.filledOrLogged("en", ns)
+    }
+
+    /// The nested table for `lang` (`{namespace: {…}}`), English filling any gap: of the
+    /// namespaces named, or of every one.
+    func table(for lang: String, namespaces: Set<String>? = nil) -> TemplateValue {
+        let names = namespaces.map { $0.sorted() } ?? store.namespaces("en")
+        var out: [String: TemplateValue] = [:]
+        for ns in names {
+            if case let .object(d)? = part(lang, ns)?.table { for (k, v) in d { out[k] = v } }
+        }
+        return .object(out)
     }
 
     /// Whether `lang` has a folder of its own.
@@ -164,4 +202,16 @@ public struct Locales: Sendable {
 public struct TemplateError: Error, CustomStringConvertible {
     public let description: String
     init(_ d: String) { description = d }
+}
+
+/// A language's strings by flattened key (`"email.page.sent_body"`), each namespace read when a
+/// key of it is first looked up.
+public struct LocaleStrings: Sendable {
+    let locales: Locales
+    let lang: String
+
+    public subscript(_ key: String) -> String? {
+        let ns = key.split(separator: ".", maxSplits: 1).first.map(String.init) ?? key
+        return locales.part(lang, ns)?.flat[key]
+    }
 }
