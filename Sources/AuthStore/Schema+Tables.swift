@@ -4,7 +4,7 @@ import AuthEngine
 // SQL), what a record writes in each, and how a row is read back by naming its columns.
 // Times are milliseconds since 1970; flags are 0/1 integers; hashes and keys are blobs.
 
-enum AccountColumn: Int32, RecordColumns {
+enum AccountColumn: Int, RecordColumns {
     case project_id, local_id, email, email_verified, phone_number, display_name, photo_url, password_hash, disabled,
          email_link_signin, anonymous, custom_attributes, created_at, last_login_at, last_refresh_at, valid_since, providers, mfa
     var column: (ColumnSpec, (Account) -> any SQLBindable) {
@@ -61,7 +61,7 @@ enum AccountColumn: Int32, RecordColumns {
     }
 }
 
-enum PhoneVerificationColumn: Int32, RecordColumns {
+enum PhoneVerificationColumn: Int, RecordColumns {
     case session_hash, project_id, phone_number, app_id, code_hash, created_at, expires_at, attempts, consumed_at, is_test,
          nonce, superseded_at, client_hash, purpose, message_id, channel
     var column: (ColumnSpec, (PhoneVerificationRecord) -> any SQLBindable) {
@@ -104,7 +104,7 @@ enum PhoneVerificationColumn: Int32, RecordColumns {
     }
 }
 
-enum PhoneProofColumn: Int32, RecordColumns {
+enum PhoneProofColumn: Int, RecordColumns {
     case proof_hash, project_id, phone_number, created_at, expires_at
     var column: (ColumnSpec, (PhoneProofRecord) -> any SQLBindable) {
         switch self {
@@ -126,7 +126,7 @@ enum PhoneProofColumn: Int32, RecordColumns {
     }
 }
 
-enum EmailLinkColumn: Int32, RecordColumns {
+enum EmailLinkColumn: Int, RecordColumns {
     case code_hash, project_id, request_type, email, local_id, continue_url, can_handle_in_app, ios_bundle_id, android_package,
          lang, browser_binding, created_at, expires_at, consumed_at,
          short_code_hash, short_code_binding, short_code_expires_at, short_code_attempts
@@ -176,7 +176,7 @@ enum EmailLinkColumn: Int32, RecordColumns {
     }
 }
 
-enum RefreshTokenColumn: Int32, RecordColumns {
+enum RefreshTokenColumn: Int, RecordColumns {
     case token_hash, family_id, project_id, local_id, provider, auth_time, created_at, rotated_at, revoked_at, second_factor,
          developer_claims, user_agent, network
     var column: (ColumnSpec, (RefreshTokenRecord) -> any SQLBindable) {
@@ -213,7 +213,7 @@ enum RefreshTokenColumn: Int32, RecordColumns {
     }
 }
 
-enum SessionColumn: Int32, RecordColumns {
+enum SessionColumn: Int, RecordColumns {
     case sid_hash, project_id, local_id, provider, created_at, last_seen_at, expires_at, idle_timeout_seconds, revoked_at,
          second_factor, user_agent, network
     var column: (ColumnSpec, (SessionRecord) -> any SQLBindable) {
@@ -246,7 +246,7 @@ enum SessionColumn: Int32, RecordColumns {
     }
 }
 
-enum SigningKeyColumn: Int32, RecordColumns {
+enum SigningKeyColumn: Int, RecordColumns {
     case kid, algorithm, private_pem, public_pem, certificate_pem, created_at, retired_at, expires_at
     var column: (ColumnSpec, (SigningKeyRecord) -> any SQLBindable) {
         switch self {
@@ -272,7 +272,7 @@ enum SigningKeyColumn: Int32, RecordColumns {
     }
 }
 
-enum SecretColumn: Int32, Columns {
+enum SecretColumn: Int, Columns {
     case name, value, created_at
     var spec: ColumnSpec {
         switch self {
@@ -284,7 +284,7 @@ enum SecretColumn: Int32, Columns {
     static let table = Table("secrets", Self.self, primaryKey: [.name])
 }
 
-enum LimitCounterColumn: Int32, Columns {
+enum LimitCounterColumn: Int, Columns {
     case bucket, window_start, count, expires_at
     var spec: ColumnSpec { self == .bucket ? .text : .integer }
     // No expiry index on purpose: counters are small rows, and an index would add a page to every
@@ -292,7 +292,7 @@ enum LimitCounterColumn: Int32, Columns {
     static let table = Table("limit_counters", Self.self, primaryKey: [.bucket, .window_start])
 }
 
-enum OutboxColumn: Int32, Columns {
+enum OutboxColumn: Int, Columns {
     case id, project_id, channel, recipient, subject, body, html_body, metadata, status, attempts, next_attempt_at, lease_until,
          last_error, created_at, sent_at, lease_token, provider, provider_message_id, delivery, delivery_error, delivery_at, region,
          language, fallback_at, session_hash
@@ -343,7 +343,7 @@ enum OutboxColumn: Int32, Columns {
     }
 }
 
-enum AppTokenColumn: Int32, Columns {
+enum AppTokenColumn: Int, Columns {
     case token_hash, project_id, api_key, app_id, created_at, expires_at
     var spec: ColumnSpec {
         switch self {
@@ -362,7 +362,7 @@ enum AppTokenColumn: Int32, Columns {
     }
 }
 
-enum ChallengeReplayColumn: Int32, Columns {
+enum ChallengeReplayColumn: Int, Columns {
     case challenge_id, project_id, expires_at
     var spec: ColumnSpec {
         switch self {
@@ -376,7 +376,7 @@ enum ChallengeReplayColumn: Int32, Columns {
     ])
 }
 
-enum AuditColumn: Int32, Columns {
+enum AuditColumn: Int, Columns {
     case id, at, project_id, event, local_id, remote_address, detail, actor, outcome
     var spec: ColumnSpec {
         switch self {
@@ -402,7 +402,7 @@ enum AuditColumn: Int32, Columns {
     }
 }
 
-enum SMSHoldColumn: Int32, RecordColumns {
+enum SMSHoldColumn: Int, RecordColumns {
     case project_id, kind, key, held_at, expires_at, released_at, recent_count, baseline_count
     var column: (ColumnSpec, (SMSHold) -> any SQLBindable) {
         switch self {
@@ -426,7 +426,7 @@ enum SMSHoldColumn: Int32, RecordColumns {
     }
 }
 
-enum MFAPendingColumn: Int32, RecordColumns {
+enum MFAPendingColumn: Int, RecordColumns {
     case credential_hash, project_id, local_id, first_factor, auth_time, created_at, expires_at, consumed_at
     var column: (ColumnSpec, (MFAPendingRecord) -> any SQLBindable) {
         switch self {
@@ -452,7 +452,7 @@ enum MFAPendingColumn: Int32, RecordColumns {
     }
 }
 
-enum IOSReceiptColumn: Int32, RecordColumns {
+enum IOSReceiptColumn: Int, RecordColumns {
     case receipt_hash, project_id, bundle_id, device_token_hash, sandbox, secret_hash, created_at, expires_at, uses
     var column: (ColumnSpec, (IOSReceiptRecord) -> any SQLBindable) {
         switch self {
@@ -480,13 +480,13 @@ enum IOSReceiptColumn: Int32, RecordColumns {
 }
 
 /// The migrator's own record: one row per schema version applied.
-enum SchemaMigrationColumn: Int32, Columns {
+enum SchemaMigrationColumn: Int, Columns {
     case version, applied_at
     var spec: ColumnSpec { .integer }
     static let table = Table("schema_migrations", Self.self, primaryKey: [.version])
 }
 
-enum PasskeyColumn: Int32, RecordColumns {
+enum PasskeyColumn: Int, RecordColumns {
     case project_id, credential_id, local_id, public_key, algorithm, sign_count, name, aaguid, backup_eligible, backed_up, created_at,
          last_used_at
     var column: (ColumnSpec, (PasskeyRecord) -> any SQLBindable) {
@@ -519,7 +519,7 @@ enum PasskeyColumn: Int32, RecordColumns {
     }
 }
 
-enum PasskeyChallengeColumn: Int32, RecordColumns {
+enum PasskeyChallengeColumn: Int, RecordColumns {
     case challenge_hash, project_id, local_id, created_at, expires_at, consumed_at
     var column: (ColumnSpec, (PasskeyChallengeRecord) -> any SQLBindable) {
         switch self {
@@ -544,7 +544,7 @@ enum PasskeyChallengeColumn: Int32, RecordColumns {
 
 /// The devices an account has signed in from (`SignInDevice.key`, hashed): a sign-in from one not
 /// listed is new (the new sign-in notice). Deleted with the account.
-enum UserDeviceColumn: Int32, RecordColumns {
+enum UserDeviceColumn: Int, RecordColumns {
     case project_id, local_id, device_hash, first_seen_at, last_seen_at
     var column: (ColumnSpec, (UserDeviceRecord) -> any SQLBindable) {
         switch self {
@@ -565,7 +565,7 @@ enum UserDeviceColumn: Int32, RecordColumns {
 }
 
 /// The accounts of a project that may open the operator console (`gatehouse operators`).
-enum OperatorColumn: Int32, RecordColumns {
+enum OperatorColumn: Int, RecordColumns {
     case project_id, local_id, added_at, added_by
     var column: (ColumnSpec, (OperatorRecord) -> any SQLBindable) {
         switch self {

@@ -68,14 +68,17 @@ public final class WebApp: Sendable {
 
     public init(settings: WebSettings, services: AuthServices, templates: Templates, outboxNotifier: @escaping @Sendable () -> Void = {},
                 externalVerifier: any ExternalVerifying = UnavailableExternalVerifier(),
-                metricsExposition: (@Sendable () -> [UInt8])? = nil) {
+                metricsExposition: (@Sendable () -> [UInt8])? = nil, indexRoutes: Bool = true) {
         self.settings = settings
         self.services = services
         self.templates = templates
         self.outboxNotifier = outboxNotifier
         self.externalVerifier = externalVerifier
         self.metricsExposition = metricsExposition
-        self.routes = RouteTable.build()
+        var routes = RouteTable.build()
+        // One request (CGI) walks the table once: the index would cost more than it saves.
+        if indexRoutes { routes.indexLiterals() }
+        self.routes = routes
     }
 
     /// The body limit of the route `method` and `path` name (the transport's `routeBodyLimit`,

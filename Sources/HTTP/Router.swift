@@ -92,9 +92,11 @@ public enum RouteMatch<Handler> {
     case notFound
 }
 
-/// One route table: every route with its method and pattern, matched in order. Paths equal to a
-/// literal pattern are answered from a dictionary that lists, in table order, every route
-/// matching that path (so the outcome is the same as walking the whole table).
+/// One route table: every route with its method and pattern, matched in order. Once
+/// `indexLiterals()` has run, paths equal to a literal pattern are answered from a dictionary
+/// that lists, in table order, every route matching that path (so the outcome is the same as
+/// walking the whole table). A process that serves one request (CGI) skips the index: building
+/// it tries every capturing pattern against every literal path, ~16 k instructions a route.
 public struct Router<Handler> {
     public struct Route {
         public let method: String
@@ -104,26 +106,31 @@ public struct Router<Handler> {
 
     public private(set) var routes: [Route] = []
     private var exact: [String: [Int]] = [:]
-    /// Indices of the routes whose patterns capture.
-    private var patterned: [Int] = []
     public init() {}
 
-    /// Adds a route. Between paths that start with `/`, a literal pattern matches only its own
-    /// text, so only capturing patterns are tried against the indexed paths (and only those
-    /// that start with the pattern's text before its first capture).
+    /// Adds a route (after every route added before it).
     public mutating func add(_ method: String, _ pattern: String, _ handler: Handler) {
-        let route = Route(method: method.uppercased(), pattern: PathPattern(pattern), handler: handler)
-        let index = routes.count
-        routes.append(route)
-        if route.pattern.isLiteral, pattern.utf8.first == UInt8(ascii: "/") {
-            if exact[pattern] == nil {
-                exact[pattern] = patterned.filter { routes[$0].pattern.mayMatch(pattern) && routes[$0].pattern.match(pattern) != nil }
-            }
-            exact[pattern]!.append(index)
-        } else {
-            patterned.append(index)
-            for path in exact.keys where route.pattern.mayMatch(path) && route.pattern.matches(literal: path) {
-                exact[path]!.append(index)
+        routes.append(Route(method: method.uppercased(), pattern: PathPattern(pattern), handler: handler))
+    }
+
+    /// Indexes the literal paths. Between paths that start with `/`, a literal pattern matches
+    /// only its own text, so only capturing patterns are tried against the indexed paths (and
+    /// only those that start with the pattern's text before its first capture).
+    public mutating func indexLiterals() {
+        exact = [:]
+        var patterned: [Int] = []
+        for (index, route) in routes.enumerated() {
+            let pattern = route.pattern.description
+            if route.pattern.isLiteral, pattern.utf8.first == UInt8(ascii: "/") {
+                if exact[pattern] == nil {
+                    exact[pattern] = patterned.filter { routes[$0].pattern.mayMatch(pattern) && routes[$0].pattern.match(pattern) != nil }
+                }
+                exact[pattern]!.append(index)
+            } else {
+                patterned.append(index)
+                for path in exact.keys where route.pattern.mayMatch(path) && route.pattern.matches(literal: path) {
+                    exact[path]!.append(index)
+                }
             }
         }
     }

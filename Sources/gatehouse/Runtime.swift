@@ -34,13 +34,14 @@ struct Runtime {
         try services.keyRing.ensureKey(store: keyStore, random: services.random, deleteExpired: deleteExpiredKeys)
     }
 
-    /// The web app over these services. `validateTemplates`: parse every template now so a broken
-    /// one fails at start (all but CGI mode, where each request is a new process and parses only
-    /// what it renders). `outbox`: the worker a committed message wakes (none in CGI mode).
+    /// The web app over these services. Every template is parsed now so a broken one fails at
+    /// start, and the routes' literal paths are indexed, except with `oneRequest` (CGI mode, where
+    /// each request is a new process: it parses only what it renders and walks the route table
+    /// once). `outbox`: the worker a committed message wakes (none in CGI mode).
     /// `/__/auth/metrics` is answered when the services record metrics.
-    func webApp(validateTemplates: Bool = true, outbox: OutboxWorkers? = nil) throws -> WebApp {
+    func webApp(oneRequest: Bool = false, outbox: OutboxWorkers? = nil) throws -> WebApp {
         let templates = try Templates(directory: try Runtime.resourcesDirectory(config), log: services.log)
-        if validateTemplates { try templates.validateAll() }
+        if !oneRequest { try templates.validateAll() }
         var settings = WebSettings(projects: config.projects, devMode: config.mode == .dev, publicOrigin: config.publicOrigin,
                                    adminToken: config.adminToken, version: Runtime.version)
         settings.maxBodyBytes = config.maxBodyBytes
@@ -51,7 +52,7 @@ struct Runtime {
         var notify: @Sendable () -> Void = {}
         if let outbox { notify = { outbox.wake() } }
         return WebApp(settings: settings, services: services, templates: templates, outboxNotifier: notify,
-                      externalVerifier: SiteVerifier(), metricsExposition: exposition)
+                      externalVerifier: SiteVerifier(), metricsExposition: exposition, indexRoutes: !oneRequest)
     }
 
     /// Applies the migrations the database lacks; a current schema costs one read.

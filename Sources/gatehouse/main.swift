@@ -124,7 +124,7 @@ func serveCGI(_ config: Config) throws {
     guard case let .sqlite(path) = config.store else {
         // A PostgreSQL store: one connection for the one request (docs/scaling.md "CGI").
         let store = try Runtime.open(config.store, migrate: true)
-        let app = try Runtime(config: config, store: store, deleteExpiredKeys: false).webApp(validateTemplates: false)
+        let app = try Runtime(config: config, store: store, deleteExpiredKeys: false).webApp(oneRequest: true)
         CGIResponder.serveOne(maxBodyBytes: app.settings.maxBodyBytes, tooLarge: WebApp.payloadTooLarge(limit:),
                               routeBodyLimit: { [app] in app.bodyLimit(method: $0, path: $1) },
                               handler: app.handler(store: store), log: { [log = config.log] in log.error($0) })
@@ -136,7 +136,7 @@ func serveCGI(_ config: Config) throws {
     guard let sqlite = store.sqlite else { throw ConfigError("CGI: the SQLite store has no SQLite connection") }
     try sqlite.sharedRead {
         try Runtime.migrateIfBehind(store)
-        let app = try Runtime(config: config, store: store, deleteExpiredKeys: false).webApp(validateTemplates: false)
+        let app = try Runtime(config: config, store: store, deleteExpiredKeys: false).webApp(oneRequest: true)
         CGIResponder.serveOne(maxBodyBytes: app.settings.maxBodyBytes, tooLarge: WebApp.payloadTooLarge(limit:),
                               routeBodyLimit: { [app] in app.bodyLimit(method: $0, path: $1) },
                               handler: app.handler(store: store), log: { [log = config.log] in log.error($0) })

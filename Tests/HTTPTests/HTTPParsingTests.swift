@@ -83,4 +83,26 @@ struct RouterTests {
         if case let .methodNotAllowed(allowed) = r.match(method: "DELETE", path: "/a") { #expect(Set(allowed) == ["GET", "POST"]) } else { Issue.record("405") }
         if case .notFound = r.match(method: "GET", path: "/c") {} else { Issue.record("404") }
     }
+
+    @Test("the literal-path index answers exactly as walking the table does")
+    func indexedAsWalked() {
+        var walked = Router<Int>()
+        let table = [("GET", "/a/{id}"), ("GET", "/a/b"), ("POST", "/a/b"), ("*", "/a/{x}"), ("GET", "/c"), ("GET", "/c/{x}:go"),
+                     ("POST", "/c/y:go"), ("GET", "/{any}"), ("DELETE", "/a/b"), ("GET", "relative")]
+        for (i, (m, p)) in table.enumerated() { walked.add(m, p, i) }
+        var indexed = walked
+        indexed.indexLiterals()
+        func key(_ m: RouteMatch<Int>) -> String {
+            switch m {
+            case let .found(h, params): return "found \(h) \(params.sorted { $0.key < $1.key })"
+            case let .methodNotAllowed(allowed): return "405 \(allowed)"
+            case .notFound: return "404"
+            }
+        }
+        for path in ["/a/b", "/a/c", "/c", "/c/y:go", "/c/z:go", "/q", "/", "relative", "/a/b/c", ""] {
+            for method in ["GET", "HEAD", "POST", "DELETE", "PUT"] {
+                #expect(key(indexed.match(method: method, path: path)) == key(walked.match(method: method, path: path)), "\(method) \(path)")
+            }
+        }
+    }
 }
