@@ -24,6 +24,13 @@ final class SQLiteHandle {
         db = handle
         sqlite3_busy_timeout(db, busyTimeoutMillis)
         sqlite3_extended_result_codes(db, 1)
+        if SQLiteConnection.oneRequest {
+            // The process that closes the file last deletes its -wal and -shm files, and the next
+            // one creates them again (and sizes the -shm with eight writes): two file creations
+            // and two deletions a CGI request on a quiet server. Kept, they are reused.
+            var persist: Int32 = 1
+            sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+        }
         do {
             try execute("PRAGMA journal_mode=WAL")
             try execute("PRAGMA synchronous=NORMAL")
