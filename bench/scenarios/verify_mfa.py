@@ -50,7 +50,7 @@ SCENARIO = Scenario(
     gatehouse=gatehouse,
     baseline=baseline,
     baseline_label="baseline /verify",
-    targets=[Target("rps_ratio", ">=", 0.9, "verify?require=mfa requests/s ≥ 0.9 × baseline"),
-             Target("p99_ratio", "<=", 1.2, "verify?require=mfa p99 ≤ 1.2 × baseline")],
+    targets=[Target("rps_ratio", ">=", 1.0, "verify?require=mfa requests/s ≥ 1.0 × baseline"),
+             Target("p99_ratio", "<=", 1.1, "verify?require=mfa p99 ≤ 1.1 × baseline")],
     part_of="verify",
 )
