@@ -130,6 +130,35 @@ def cpu_seconds(pid):
         return None
 
 
+def tree_cpu_seconds(pids):
+    """User + system CPU seconds of these processes (those still alive), summed."""
+    return sum(cpu_seconds(p) or 0 for p in pids)
+
+
+def descendants(root):
+    """root and every process below it (e.g. `gatehouse dev`, its responder, nginx and its worker)."""
+    parent = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    out, frontier = [root], [root]
+    while frontier:
+        frontier = [p for p, pp in parent.items() if pp in frontier]
+        out += frontier
+    return out
+
+
+def sign_rate_if_alone(server_us_per_flow, signs_per_s, cores=None):
+    """What the server's CPU per flow allows on the whole machine, as a ratio to one core's RS256
+    sign rate: the flows/s a driver that cost nothing would see, against the sign/s."""
+    cores = cores or os.cpu_count() or 1
+    return (cores * 1e6 / server_us_per_flow) / signs_per_s if server_us_per_flow and signs_per_s else float("nan")
+
+
 def machine_busy_seconds():
     """CPU seconds the whole machine has been busy (all cores, not idle or iowait), or None."""
     try:
