@@ -92,6 +92,9 @@ public enum RouteMatch<Handler> {
     case notFound
 }
 
+/// Two outcomes compared (the index's tests compare a table with and without it).
+extension RouteMatch: Equatable where Handler: Equatable {}
+
 /// One route table: every route with its method and pattern, matched in order. Once
 /// `indexLiterals()` has run, paths equal to a literal pattern are answered from a dictionary
 /// that lists, in table order, every route matching that path (so the outcome is the same as

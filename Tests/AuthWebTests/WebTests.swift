@@ -194,20 +194,13 @@ struct WebTests {
         for (i, r) in RouteTable.build().routes.enumerated() { walked.add(r.method, r.pattern.description, i) }
         var indexed = walked
         indexed.indexLiterals()
-        func key(_ m: RouteMatch<Int>) -> String {
-            switch m {
-            case let .found(h, params): return "found \(h) \(params.sorted { $0.key < $1.key })"
-            case let .methodNotAllowed(allowed): return "405 \(allowed)"
-            case .notFound: return "404"
-            }
-        }
         // Each pattern's own text, and with its captures filled in.
         var paths = Set(walked.routes.map(\.pattern.description))
         for p in Array(paths) { paths.insert(p.replacing("{project}", with: "demo").replacing("{name}", with: "x").replacing("{id}", with: "1")) }
         paths.formUnion(["/", "/__/auth/nowhere", "/__/auth/", "/__/auth/verify/extra"])
         for path in paths.sorted() {
             for method in ["GET", "HEAD", "POST", "DELETE", "OPTIONS"] {
-                #expect(key(indexed.match(method: method, path: path)) == key(walked.match(method: method, path: path)), "\(method) \(path)")
+                #expect(indexed.match(method: method, path: path) == walked.match(method: method, path: path), "\(method) \(path)")
             }
         }
     }

@@ -92,16 +92,9 @@ struct RouterTests {
         for (i, (m, p)) in table.enumerated() { walked.add(m, p, i) }
         var indexed = walked
         indexed.indexLiterals()
-        func key(_ m: RouteMatch<Int>) -> String {
-            switch m {
-            case let .found(h, params): return "found \(h) \(params.sorted { $0.key < $1.key })"
-            case let .methodNotAllowed(allowed): return "405 \(allowed)"
-            case .notFound: return "404"
-            }
-        }
         for path in ["/a/b", "/a/c", "/c", "/c/y:go", "/c/z:go", "/q", "/", "relative", "/a/b/c", ""] {
             for method in ["GET", "HEAD", "POST", "DELETE", "PUT"] {
-                #expect(key(indexed.match(method: method, path: path)) == key(walked.match(method: method, path: path)), "\(method) \(path)")
+                #expect(indexed.match(method: method, path: path) == walked.match(method: method, path: path), "\(method) \(path)")
             }
         }
     }
