@@ -231,12 +231,17 @@ public final class FastCGIServer: @unchecked Sendable {
     /// reports as 502 instead of the 413 this request gets (seen under load). Past the limit the
     /// connection is closed anyway.
     static func drain(_ read: (UnsafeMutablePointer<CChar>, Int32) -> Int32) {
-        var scratch = [CChar](repeating: 0, count: 16 * 1024)
+        let chunk: Int32 = 16 * 1024
+        var scratch = [CChar](repeating: 0, count: Int(chunk))
         var dropped = 0
         while dropped < drainLimit {
-            let n = scratch.withUnsafeMutableBufferPointer { read($0.baseAddress!, Int32($0.count)) }
-            if n <= 0 { return }
-            dropped += Int(n)  // an Int32 widened; dropped stays below drainLimit + 16 KiB
+            let n = scratch.withUnsafeMutableBufferPointer { b -> Int32 in
+                guard let base = b.baseAddress else { return 0 }
+                return read(base, chunk)
+            }
+            guard n > 0 else { return }
+            // Widening a positive Int32 cannot trap; the sum stays below drainLimit + Int32.max.
+            dropped += Int(n)
         }
     }
 

@@ -25,7 +25,7 @@ public struct RefreshTokens {
     }
 
     private enum Outcome {
-        case rotated(Account, RefreshTokenRecord)
+        case rotated(Account, RefreshTokenRecord, SecondFactor?)
         case reused(familyID: String, localID: String)
     }
 
@@ -93,18 +93,17 @@ public struct RefreshTokens {
             }
             account.lastRefreshAt = now
             try store.updateAccount(account)
-            return .rotated(account, record)
+            return .rotated(account, record, factor)
         }
 
         switch outcome {
-        case let .rotated(account, record):
+        case let .rotated(account, record, factor):
             // Signed after the commit, as a sign-in's token is: the RSA signature is most of a
             // refresh's work, and under SQLite's write lock it would make every refresh wait for
             // every other. A revocation committed meanwhile is no different from one committed
             // a moment after this answer: the successor it revokes is already stored.
             let idToken = try tokens.mintIDToken(for: account, provider: record.provider, store: store, authTime: record.authTime,
-                                                 secondFactor: record.secondFactor.map { SecondFactor(identifier: $0) },
-                                                 developerClaims: record.developerClaims)
+                                                 secondFactor: factor, developerClaims: record.developerClaims)
             return Result(idToken: idToken, refreshToken: next, expiresIn: TokenService.idTokenLifetime, localID: account.localID)
         case let .reused(family, localID):
             tokens.log.warning("refresh token reuse detected: family \(family.prefix(6))… of a user in \(project) revoked")

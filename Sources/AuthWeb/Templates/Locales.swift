@@ -65,24 +65,21 @@ public struct Locales: Sendable {
             return names
         }
 
-        /// `lang`'s file for `ns` (empty when it has none), which must hold `ns` alone.
+        /// `lang`'s file for `ns`, which must hold `ns` alone; empty (and not kept) when `lang`
+        /// has no such file, so a name that is no namespace never grows the cache.
         func read(_ lang: String, _ ns: String) throws -> Part {
+            guard namespaces(lang).contains(ns) else { return (.object([:]), [:]) }
             let key = lang + "/" + ns
             if let hit = own.withLock({ $0[key] }) { return hit }
-            var f: [String: String] = [:]
-            var table = TemplateValue.object([:])
             let path = directory + "/" + key + ".json"
-            if let data = ResourceFiles.read(path) {
-                let json: JSON
-                do { json = try JSONParser(maxBytes: 1 << 20, maxDepth: 8).parse(data) } catch { throw TemplateError("\(path): \(error)") }
-                guard case let .object(pairs) = json, pairs.count == 1, pairs[0].0 == ns else {
-                    throw TemplateError("\(path): must hold one object, named \"\(ns)\" like the file")
-                }
-                table = Locales.nested(json, prefix: "", into: &f)
-            } else if namespaces(lang).contains(ns) {
-                throw TemplateError("cannot read \(path)")
+            guard let data = ResourceFiles.read(path) else { throw TemplateError("cannot read \(path)") }
+            let json: JSON
+            do { json = try JSONParser(maxBytes: 1 << 20, maxDepth: 8).parse(data) } catch { throw TemplateError("\(path): \(error)") }
+            guard case let .object(pairs) = json, pairs.count == 1, pairs[0].0 == ns else {
+                throw TemplateError("\(path): must hold one object, named \"\(ns)\" like the file")
             }
-            let entry = (table, f)
+            var f: [String: String] = [:]
+            let entry = (Locales.nested(json, prefix: "", into: &f), f)
             own.withLock { $0[key] = entry }
             return entry
         }
@@ -90,6 +87,8 @@ public struct Locales: Sendable {
         /// `ns` in `lang` with English filling any gap; nil for a language without a folder.
         func filled(_ lang: String, _ ns: String) throws -> Part? {
             guard languages.contains(lang) else { return nil }
+            // No file of that name in either: empty, and nothing kept.
+            guard namespaces("en").contains(ns) || namespaces(lang).contains(ns) else { return (.object([:]), [:]) }
             let key = lang + "/" + ns
             if let hit = merged.withLock({ $0[key] }) { return hit }
             let en = try read("en", ns)
