@@ -19,7 +19,7 @@ build:
 
 release:
 	@scripts/install-deps.sh run
-	swift build -c release --static-swift-stdlib --scratch-path .build-release --product gatehouse
+	scripts/build-release.sh
 	@echo "built .build-release/release/gatehouse"
 
 bench:

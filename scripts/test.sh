@@ -13,7 +13,7 @@ export GATEHOUSE_TEST_OUTPUT="$out"
 
 echo "== build (debug for unit tests; the release binary, as deployed, for the HTTP tests)"
 swift build 2>&1 | tail -n 3 || exit 1
-swift build -c release --static-swift-stdlib --scratch-path .build-release --product gatehouse 2>&1 | tail -n 3 || exit 1
+scripts/build-release.sh 2>&1 | tail -n 3 || exit 1
 export GATEHOUSE_BIN="$PWD/.build-release/release/gatehouse"
 [ -x "$GATEHOUSE_BIN" ] || { echo "release build missing: $GATEHOUSE_BIN"; exit 1; }
 

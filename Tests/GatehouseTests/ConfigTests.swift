@@ -8,7 +8,7 @@ import Testing
 struct ConfigTests {
     func write(_ json: String) throws -> String {
         let path = NSTemporaryDirectory() + "gh-config-\(UInt64.random(in: 0...UInt64.max)).json"
-        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        try json.write(toFile: path, atomically: false, encoding: .utf8)
         return path
     }
 

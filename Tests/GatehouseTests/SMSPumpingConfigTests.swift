@@ -10,7 +10,7 @@ struct SMSPumpingConfigTests {
         let path = NSTemporaryDirectory() + "gh-pumping-\(UInt64.random(in: 0...UInt64.max)).json"
         try """
         {"mode": "dev", "projects": [{"id": "demo-gatehouse", "phone": \(phone)}]}
-        """.write(toFile: path, atomically: true, encoding: .utf8)
+        """.write(toFile: path, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         return Config.load(path: path, environment: [:])
     }

@@ -11,7 +11,7 @@ struct SignInNoticeConfigTests {
         let section = notice.map { ", \"new_sign_in_notice\": \($0)" } ?? ""
         try """
         {"mode": "dev", "projects": [{"id": "demo-gatehouse"\(section)}]}
-        """.write(toFile: path, atomically: true, encoding: .utf8)
+        """.write(toFile: path, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         return Config.load(path: path, environment: [:])
     }
