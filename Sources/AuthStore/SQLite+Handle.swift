@@ -35,6 +35,13 @@ final class SQLiteHandle {
             try execute("PRAGMA journal_mode=WAL")
             try execute("PRAGMA synchronous=NORMAL")
             try execute("PRAGMA foreign_keys=ON")
+            if SQLiteConnection.oneRequest {
+                // A kept -wal is truncated by the last closer once its frames are checkpointed.
+                // Left at its size, its frames stay valid: every later process rebuilt its index
+                // from them and checkpointed them again as it closed, rewriting pages already in
+                // the database with two fdatasync calls, a write request or not.
+                try execute("PRAGMA journal_size_limit=0")
+            }
         } catch {
             sqlite3_close_v2(db)
             throw error

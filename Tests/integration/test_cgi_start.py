@@ -52,3 +52,23 @@ def test_a_broken_template_fails_config_check_and_serve_at_start(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0
     assert "pages/signin.mustache" in r.stderr
+
+
+def test_cgi_leaves_an_empty_wal_so_the_next_request_checkpoints_nothing(tmp_path):
+    # The first page writes (the CSRF key is created); its process is the file's last closer, so it
+    # checkpoints and empties the kept -wal. Later read-only requests then find no frames to copy
+    # again: the database file is not rewritten (nor synced) by a page view.
+    cfg = tmp_path / "gatehouse.json"
+    cfg.write_text(json.dumps({"data_dir": str(tmp_path / "data")}))
+    argv = ["serve", "--config", str(cfg)]
+    first = cgi(argv, tmp_path, "/__/auth/phone")
+    assert first.returncode == 0, first.stderr
+    db, wal = tmp_path / "data" / "gatehouse.db", tmp_path / "data" / "gatehouse.db-wal"
+    assert wal.exists() and wal.stat().st_size == 0, "the WAL kept its frames after its last connection"
+    before = db.stat()
+    for _ in range(3):
+        r = cgi(argv, tmp_path, "/__/auth/phone")
+        assert r.returncode == 0 and r.stdout.startswith(b"Status: 200"), r.stderr
+    after = db.stat()
+    assert (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size), "a page view rewrote the database"
+    assert wal.stat().st_size == 0
