@@ -99,6 +99,9 @@ public struct SQLDialect: Sendable {
     /// gathers RETURNING rows in an ephemeral table (a counter's upsert: 34.7 k instructions with
     /// it, 18.2 k with a second look-up, BENCHMARKS.md); PostgreSQL saves a round trip.
     var returningIsCheap: Bool { kind == .postgresql }
+    /// Whether each statement is a round trip to a server, so that one statement for several rows
+    /// saves time (PostgreSQL); SQLite runs in the process, where one statement a row is cheapest.
+    var statementIsRoundTrip: Bool { kind == .postgresql }
 
     /// A condition that holds when the JSON array in `column` has an element whose `field`s equal
     /// the bound values, in order (one `?` per field).

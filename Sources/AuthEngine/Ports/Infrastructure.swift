@@ -6,8 +6,28 @@ public protocol LimitStore: Transactional {
     func incrementCounter(bucket: String, windowStart: Millis, amount: Int, expiresAt: Millis) throws -> Int
     /// The current total without changing it.
     func counter(bucket: String, windowStart: Millis) throws -> Int
+    /// `incrementCounter` for each, the new totals in the same order: a client's two tiers are
+    /// counted together, in one statement where each statement is a round trip.
+    func incrementCounters(_ increments: [CounterIncrement]) throws -> [Int]
+    /// `counter` for each, in the same order.
+    func counters(_ keys: [CounterKey]) throws -> [Int]
     /// Deletes counters whose windows have passed.
     func purgeCounters(before: Millis) throws
+}
+
+/// One counter: a bucket's window.
+public struct CounterKey: Hashable, Sendable {
+    public let bucket: String
+    public let windowStart: Millis
+    public init(bucket: String, windowStart: Millis) { self.bucket = bucket; self.windowStart = windowStart }
+}
+
+/// `amount` more on a counter, kept until `expiresAt`.
+public struct CounterIncrement: Sendable {
+    public let key: CounterKey
+    public let amount: Int
+    public let expiresAt: Millis
+    public init(_ key: CounterKey, amount: Int, expiresAt: Millis) { self.key = key; self.amount = amount; self.expiresAt = expiresAt }
 }
 
 /// A message waiting for, or done with, delivery.

@@ -51,9 +51,9 @@ public struct Limits {
     /// Whether another send to `key` of `amount` units fits (does not count); nil when neither
     /// the budget nor the client block's reserve has room.
     public func admits(_ budget: DestinationBudget, key: String, client: ClientAddress, amount: Int = 1) throws -> DestinationAdmission? {
-        var refusedBy: Rule?
-        for rule in budget.rules where try !fits(rule, key: key, amount: amount) { refusedBy = refusedBy ?? rule }
-        guard let refusedBy else { return .budget }
+        let fitting = try fits(budget.rules.map { ($0, key) }, amount: amount)
+        guard let refused = fitting.firstIndex(of: false) else { return .budget }
+        let refusedBy = budget.rules[refused]
         if let reserve = budget.reserve, try fits(reserve, key: key + "|" + client.wide, amount: amount) { return .reserve }
         try noteRefusal(refusedBy)
         return nil
@@ -72,10 +72,9 @@ public struct Limits {
     /// Counts one event for the client (`rule.max`) and for its block (`rule.max × wideFactor`);
     /// false if either is past its budget. `scope` separates projects.
     public func record(_ rule: Rule, client: ClientAddress, scope: String, amount: Int = 1) throws -> Bool {
-        let narrow = try tally(rule, key: scope + "|" + client.narrow, amount: amount)
-        let wide = try tally(rule.widened(client.wideFactor), key: scope + "|" + client.wide, amount: amount)
-        if !(narrow && wide) { try noteRefusal(rule) }
-        return narrow && wide
+        let within = try tally(tiers(rule, client: client, scope: scope), amount: amount).allSatisfy { $0 }
+        if !within { try noteRefusal(rule) }
+        return within
     }
 
     public func hit(_ rule: Rule, client: ClientAddress, scope: String, error: AuthError = AuthError(.tooManyAttempts)) throws {
@@ -85,10 +84,14 @@ public struct Limits {
     /// Whether another event would still fit on both tiers (does not count the event; a false
     /// answer is counted as a refusal: the caller refuses).
     public func allows(_ rule: Rule, client: ClientAddress, scope: String, amount: Int = 1) throws -> Bool {
-        let fits = try fits(rule, key: scope + "|" + client.narrow, amount: amount)
-            && fits(rule.widened(client.wideFactor), key: scope + "|" + client.wide, amount: amount)
-        if !fits { try noteRefusal(rule) }
-        return fits
+        let fit = try fits(tiers(rule, client: client, scope: scope), amount: amount).allSatisfy { $0 }
+        if !fit { try noteRefusal(rule) }
+        return fit
+    }
+
+    /// The client's counter and its block's, with their rules.
+    func tiers(_ rule: Rule, client: ClientAddress, scope: String) -> [(Rule, String)] {
+        [(rule, scope + "|" + client.narrow), (rule.widened(client.wideFactor), scope + "|" + client.wide)]
     }
 
     /// Events of the client (narrow tier) so far in the current window.
@@ -124,15 +127,34 @@ public struct Limits {
 
     /// Counts one event without noting a refusal; false past the budget.
     func tally(_ rule: Rule, key: String, amount: Int = 1) throws -> Bool {
-        let start = window(rule)
-        let n = try store.incrementCounter(bucket: rule.name + ":" + key, windowStart: start, amount: amount,
-                                           expiresAt: start + rule.windowSeconds * 1000)
-        return n <= rule.max
+        try tally([(rule, key)], amount: amount)[0]
+    }
+
+    /// Counts one event on each rule's counter, all at once; for each, whether it is within.
+    func tally(_ counters: [(Rule, String)], amount: Int) throws -> [Bool] {
+        let increments = counters.map { rule, key in
+            let start = window(rule)
+            return CounterIncrement(CounterKey(bucket: rule.name + ":" + key, windowStart: start), amount: amount,
+                                    expiresAt: start + rule.windowSeconds * 1000)
+        }
+        let totals = try store.incrementCounters(increments)
+        guard totals.count == counters.count else { throw AuthError(.internalError, "the store counted \(totals.count) of \(counters.count) counters") }
+        return zip(counters, totals).map { counter, total in total <= counter.0.max }
     }
 
     /// Whether `amount` more units fit, noting nothing.
     func fits(_ rule: Rule, key: String, amount: Int = 1) throws -> Bool {
-        try store.counter(bucket: rule.name + ":" + key, windowStart: window(rule)) + amount <= rule.max
+        try fits([(rule, key)], amount: amount)[0]
+    }
+
+    /// `fits` for each rule's counter, read all at once.
+    func fits(_ counters: [(Rule, String)], amount: Int) throws -> [Bool] {
+        let totals = try store.counters(counters.map { CounterKey(bucket: $0.0.name + ":" + $0.1, windowStart: window($0.0)) })
+        guard totals.count == counters.count else { throw AuthError(.internalError, "the store read \(totals.count) of \(counters.count) counters") }
+        return zip(counters, totals).map { counter, total in
+            let (sum, overflow) = total.addingReportingOverflow(amount)
+            return !overflow && sum <= counter.0.max
+        }
     }
 
     /// One refusal by `rule` (its block's tier counted under the rule's own name).

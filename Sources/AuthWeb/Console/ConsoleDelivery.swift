@@ -147,7 +147,7 @@ enum ConsoleDelivery {
         values["regionTotals"] = .list(shown.map { .string(String($0.values.reduce(0, BarChart.saturatingAdd))) })
         values["regionTotal"] = .string(String(shown.reduce(0) { BarChart.saturatingAdd($0, $1.values.reduce(0, BarChart.saturatingAdd)) }))
         values["noRegions"] = .bool(regions.isEmpty)
-        let receipts = try receiptRows(try ctx.store.deliveryCounts(project: project.id, since: now - 86_400_000), strings: s)
+        let receipts = receiptRows(try ctx.store.deliveryCounts(project: project.id, since: now - 86_400_000), strings: s)
         values["receipts"] = .list(receipts)
         values["noReceipts"] = .bool(receipts.isEmpty)
         if let notice { values["notice"] = .string(notice) }
