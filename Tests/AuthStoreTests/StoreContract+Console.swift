@@ -8,11 +8,6 @@ import Testing
 /// take `%`, `_` and non-ASCII text as themselves, one project at a time.
 @Suite("Store contract: console users and operators (SQLite and PostgreSQL)")
 struct StoreContractConsole {
-    func with(_ backend: Backend, _ body: (any ContractStore) throws -> Void) throws {
-        let db = try TestDatabase(backend)
-        defer { db.remove() }
-        try body(try db.open())
-    }
 
     @discardableResult
     func account(_ s: any ContractStore, _ uid: String, created: Millis, lastSignIn: Millis? = nil, email: String? = nil,
@@ -50,7 +45,7 @@ struct StoreContractConsole {
 
     @Test("by creation: newest first, ties by uid in byte order (descending), cursors visit each account once", arguments: Backend.available)
     func byCreation(backend: Backend) throws {
-        try with(backend) { s in
+        try with(backend) { _, s in
             // Three at 2 000 (a tie the cursor must cross), "B" < "a" < "b" in byte order.
             try account(s, "old", created: 1_000)
             try account(s, "a", created: 2_000)
@@ -81,7 +76,7 @@ struct StoreContractConsole {
 
     @Test("by last sign-in: latest first, ties by uid, accounts that never signed in left out", arguments: Backend.available)
     func byLastSignIn(backend: Backend) throws {
-        try with(backend) { s in
+        try with(backend) { _, s in
             try account(s, "never", created: 9_000)
             try account(s, "early", created: 1_000, lastSignIn: 5_000)
             try account(s, "x", created: 1_000, lastSignIn: 7_000)
@@ -99,7 +94,7 @@ struct StoreContractConsole {
 
     @Test("prefix search: email, phone and uid in byte order; %, _ and non-ASCII are themselves; cursors", arguments: Backend.available)
     func prefixSearch(backend: Backend) throws {
-        try with(backend) { s in
+        try with(backend) { _, s in
             try account(s, "u1", created: 1, email: "ab%c@example.com", phone: "+441632960001")
             try account(s, "u2", created: 2, email: "ab_c@example.com", phone: "+441632960002")
             try account(s, "u3", created: 3, email: "abxc@example.com", phone: "+33612345678")
@@ -150,7 +145,7 @@ struct StoreContractConsole {
 
     @Test("operators: added once, listed in the order added, checked per project, removed; gone with their account", arguments: Backend.available)
     func operators(backend: Backend) throws {
-        try with(backend) { s in
+        try with(backend) { _, s in
             #expect(try !s.isOperator(project: "p", localID: "a"))
             #expect(try s.operators(project: nil).isEmpty)
             #expect(try s.addOperator(OperatorRecord(projectID: "p", localID: "b", addedAt: 2_000, addedBy: "cli")))

@@ -10,11 +10,6 @@ import Locking
 /// against a send in progress, and the Activity roll-up of two views at once.
 @Suite("Store contract: console operations (SQLite and PostgreSQL)")
 struct StoreContractConsoleOps {
-    func with(_ backend: Backend, _ body: (TestDatabase, any ContractStore) throws -> Void) throws {
-        let db = try TestDatabase(backend)
-        defer { db.remove() }
-        try body(db, try db.open())
-    }
 
     struct StillClock: Clock { let at: Millis; func now() -> Millis { at } }
 

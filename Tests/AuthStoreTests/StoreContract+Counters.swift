@@ -8,11 +8,6 @@ import Testing
 /// counter reads 0; and under contention every increment is counted exactly once.
 @Suite("Store contract: counters several at a time (SQLite and PostgreSQL)")
 struct StoreContractCounters {
-    func with(_ backend: Backend, _ body: (TestDatabase, any ContractStore) throws -> Void) throws {
-        let db = try TestDatabase(backend)
-        defer { db.remove() }
-        try body(db, try db.open())
-    }
 
     static func inc(_ bucket: String, _ window: Millis, _ amount: Int = 1) -> CounterIncrement {
         CounterIncrement(CounterKey(bucket: bucket, windowStart: window), amount: amount, expiresAt: window + 10)

@@ -11,11 +11,6 @@ import Locking
 /// fallback at once.
 @Suite("Store contract: delivery receipts and fallbacks (SQLite and PostgreSQL)")
 struct StoreContractDelivery {
-    func with(_ backend: Backend, _ body: (TestDatabase, any ContractStore) throws -> Void) throws {
-        let db = try TestDatabase(backend)
-        defer { db.remove() }
-        try body(db, try db.open())
-    }
 
     /// A phone code's message, queued at 1 000, its fallback planned at `fallbackAt`, accepted by
     /// `provider` (unless nil).

@@ -11,11 +11,6 @@ import Locking
 /// exactly one is new; a sign-out of the others racing a refresh leaves no token of theirs working.
 @Suite("Store contract: sign-ins and devices (SQLite and PostgreSQL)")
 struct StoreContractSignIns {
-    func with(_ backend: Backend, _ body: (TestDatabase, any ContractStore) throws -> Void) throws {
-        let db = try TestDatabase(backend)
-        defer { db.remove() }
-        try body(db, try db.open())
-    }
 
     static func token(_ n: Int, family: String, user: String = "u1", at: Millis = 1_000, rotated: Millis? = nil,
                       userAgent: String? = nil, network: String? = nil) -> RefreshTokenRecord {

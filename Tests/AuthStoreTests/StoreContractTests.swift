@@ -75,13 +75,16 @@ final class TestDatabase: @unchecked Sendable {
 
 struct UncheckedBox<T>: @unchecked Sendable { let value: T; init(_ v: T) { value = v } }
 
+/// Runs `body` on a database of its own on `backend` (the database, for races that open more
+/// connections, and a first connection), removed afterwards: every contract suite's test.
+func with(_ backend: Backend, _ body: (TestDatabase, any ContractStore) throws -> Void) throws {
+    let db = try TestDatabase(backend)
+    defer { db.remove() }
+    try body(db, try db.open())
+}
+
 @Suite("Store contract (SQLite and PostgreSQL)")
 struct StoreContractTests {
-    func with(_ backend: Backend, _ body: (TestDatabase, any ContractStore) throws -> Void) throws {
-        let db = try TestDatabase(backend)
-        defer { db.remove() }
-        try body(db, try db.open())
-    }
 
     static func hash(_ n: Int) -> [UInt8] { Array(String(format: "%032d", n).utf8) }
 

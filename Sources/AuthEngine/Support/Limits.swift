@@ -134,8 +134,7 @@ public struct Limits {
     func tally(_ counters: [(Rule, String)], amount: Int) throws -> [Bool] {
         let increments = counters.map { rule, key in
             let start = window(rule)
-            return CounterIncrement(CounterKey(bucket: rule.name + ":" + key, windowStart: start), amount: amount,
-                                    expiresAt: start + rule.windowSeconds * 1000)
+            return CounterIncrement(counter(rule, key, window: start), amount: amount, expiresAt: start + rule.windowSeconds * 1000)
         }
         let totals = try store.incrementCounters(increments)
         guard totals.count == counters.count else { throw AuthError(.internalError, "the store counted \(totals.count) of \(counters.count) counters") }
@@ -149,7 +148,7 @@ public struct Limits {
 
     /// `fits` for each rule's counter, read all at once.
     func fits(_ counters: [(Rule, String)], amount: Int) throws -> [Bool] {
-        let totals = try store.counters(counters.map { CounterKey(bucket: $0.0.name + ":" + $0.1, windowStart: window($0.0)) })
+        let totals = try store.counters(counters.map { counter($0.0, $0.1, window: window($0.0)) })
         guard totals.count == counters.count else { throw AuthError(.internalError, "the store read \(totals.count) of \(counters.count) counters") }
         return zip(counters, totals).map { counter, total in
             let (sum, overflow) = total.addingReportingOverflow(amount)
@@ -164,6 +163,12 @@ public struct Limits {
 
     /// Events counted so far in the current window.
     public func count(_ rule: Rule, key: String) throws -> Int {
-        try store.counter(bucket: rule.name + ":" + key, windowStart: window(rule))
+        let c = counter(rule, key, window: window(rule))
+        return try store.counter(bucket: c.bucket, windowStart: c.windowStart)
+    }
+
+    /// The counter of `rule` for `key` in the window starting at `start`: every bucket is named here.
+    func counter(_ rule: Rule, _ key: String, window start: Millis) -> CounterKey {
+        CounterKey(bucket: rule.name + ":" + key, windowStart: start)
     }
 }
