@@ -39,7 +39,7 @@ final class SQLiteHandle {
                 // A kept -wal is truncated by the last closer once its frames are checkpointed.
                 // Left at its size, its frames stay valid: every later process rebuilt its index
                 // from them and checkpointed them again as it closed, rewriting pages already in
-                // the database with two fdatasync calls, a write request or not.
+                // the database with three fdatasync calls, a write request or not.
                 try execute("PRAGMA journal_size_limit=0")
             }
         } catch {

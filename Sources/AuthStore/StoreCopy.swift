@@ -66,8 +66,7 @@ extension SQLStore {
     }
 
     func insert(_ rows: [[SQLValue]], into table: Table) throws {
-        let row = "(" + Array(repeating: "?", count: table.columns.count).joined(separator: ", ") + ")"
-        let sql = "INSERT INTO \(table.name) (\(table.columnList)) VALUES " + Array(repeating: row, count: rows.count).joined(separator: ", ")
+        let sql = "INSERT INTO \(table.name) (\(table.columnList)) VALUES " + Self.rowPlaceholders(rows.count, table.columns.count)
         _ = try transaction { try db.run(sql, rows.flatMap { $0 }) }
     }
 

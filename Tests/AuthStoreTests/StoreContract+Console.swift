@@ -8,7 +8,6 @@ import Testing
 /// take `%`, `_` and non-ASCII text as themselves, one project at a time.
 @Suite("Store contract: console users and operators (SQLite and PostgreSQL)")
 struct StoreContractConsole {
-
     @discardableResult
     func account(_ s: any ContractStore, _ uid: String, created: Millis, lastSignIn: Millis? = nil, email: String? = nil,
                  phone: String? = nil, project: String = "p") throws -> Account {

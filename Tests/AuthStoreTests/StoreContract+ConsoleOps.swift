@@ -10,7 +10,6 @@ import Locking
 /// against a send in progress, and the Activity roll-up of two views at once.
 @Suite("Store contract: console operations (SQLite and PostgreSQL)")
 struct StoreContractConsoleOps {
-
     struct StillClock: Clock { let at: Millis; func now() -> Millis { at } }
 
     /// 12 rows: projects p and q, users u1 and u2, actors, events, one every 1 000 ms from 1 000.

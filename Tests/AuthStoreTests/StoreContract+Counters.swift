@@ -8,7 +8,6 @@ import Testing
 /// counter reads 0; and under contention every increment is counted exactly once.
 @Suite("Store contract: counters several at a time (SQLite and PostgreSQL)")
 struct StoreContractCounters {
-
     static func inc(_ bucket: String, _ window: Millis, _ amount: Int = 1) -> CounterIncrement {
         CounterIncrement(CounterKey(bucket: bucket, windowStart: window), amount: amount, expiresAt: window + 10)
     }

@@ -11,7 +11,6 @@ import Locking
 /// fallback at once.
 @Suite("Store contract: delivery receipts and fallbacks (SQLite and PostgreSQL)")
 struct StoreContractDelivery {
-
     /// A phone code's message, queued at 1 000, its fallback planned at `fallbackAt`, accepted by
     /// `provider` (unless nil).
     func accepted(_ s: any ContractStore, project: String = "p", region: String = "FR", fallbackAt: Millis? = 31_000,

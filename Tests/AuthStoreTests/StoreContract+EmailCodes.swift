@@ -12,7 +12,6 @@ import Locking
 /// through exactly one use and never more tries than the budget.
 @Suite("Store contract: email codes (SQLite and PostgreSQL)")
 struct StoreContractEmailCodes {
-
     static func link(_ n: Int, email: String = "ada@example.com", project: String = "p", at: Millis = 1_000, code: Bool = true,
                      expiresAt: Millis = 1_801_000, codeExpiresAt: Millis = 601_000) -> EmailLinkRecord {
         EmailLinkRecord(codeHash: Digest.sha256("link \(n)"), projectID: project, requestType: .emailSignIn, email: email, lang: "fr",

@@ -11,7 +11,6 @@ import Locking
 /// exactly one is new; a sign-out of the others racing a refresh leaves no token of theirs working.
 @Suite("Store contract: sign-ins and devices (SQLite and PostgreSQL)")
 struct StoreContractSignIns {
-
     static func token(_ n: Int, family: String, user: String = "u1", at: Millis = 1_000, rotated: Millis? = nil,
                       userAgent: String? = nil, network: String? = nil) -> RefreshTokenRecord {
         RefreshTokenRecord(tokenHash: Digest.sha256("t\(n)"), familyID: family, projectID: "p", localID: user, provider: "phone",

@@ -59,13 +59,6 @@ extension SQLStore: LimitStore, SMSPumpingStore {
         return keys.map { totals[$0] ?? 0 }
     }
 
-    /// `(?, ?), (?, ?)`: `rows` groups of `columns` placeholders (the text depends on the counts
-    /// only, never on a value).
-    static func rowPlaceholders(_ rows: Int, _ columns: Int) -> String {
-        let row = "(" + Array(repeating: "?", count: columns).joined(separator: ", ") + ")"
-        return Array(repeating: row, count: rows).joined(separator: ", ")
-    }
-
     public func purgeCounters(before: Millis) throws {
         try db.run("DELETE FROM limit_counters WHERE expires_at < ?", [before])
     }

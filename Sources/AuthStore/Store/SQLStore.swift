@@ -39,6 +39,13 @@ public final class SQLStore: Transactional, HealthProbe {
     func find<C: RecordColumns>(_: C.Type, _ key: any SQLBindable...) throws -> C.Record? {
         try db.first(C.table.selectByKey, key, C.read)
     }
+
+    /// `(?, ?), (?, ?)`: `rows` groups of `columns` placeholders, for a statement over several rows
+    /// (the text depends on the counts only, never on a value).
+    static func rowPlaceholders(_ rows: Int, _ columns: Int) -> String {
+        let row = "(" + Array(repeating: "?", count: columns).joined(separator: ", ") + ")"
+        return Array(repeating: row, count: rows).joined(separator: ", ")
+    }
 }
 
 extension SQLStore {
