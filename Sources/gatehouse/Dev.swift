@@ -207,9 +207,10 @@ struct Dev: Command {
         return pid
     }
 
-    /// Polls `GET /__/auth/health` through nginx for up to 10 s.
+    /// Polls `GET /__/auth/health` through nginx for up to 10 s, however long each probe takes.
     func waitUntilHealthy(port: Int, nginxPID: pid_t) -> Bool {
-        for _ in 0..<100 {
+        let deadline = Telemetry.monotonicNanoseconds() + 10_000_000_000
+        while Telemetry.monotonicNanoseconds() < deadline {
             var status: Int32 = 0
             if waitpid(nginxPID, &status, WNOHANG) == nginxPID { return false }
             if httpStatus(port: port, path: "/__/auth/health") == 200 { return true }
@@ -222,6 +223,12 @@ struct Dev: Command {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        // Something else may hold the port (nginx then fails to bind it) and never answer: each
+        // send and receive gives up after a second, so the probe cannot hold `dev` forever.
+        var limit = timeval(tv_sec: 1, tv_usec: 0)
+        for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
+            guard setsockopt(fd, SOL_SOCKET, option, &limit, socklen_t(MemoryLayout<timeval>.size)) == 0 else { return nil }
+        }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -3,6 +3,7 @@ third-party JWT library, malformed input, key rotation, SIGTERM, config check, C
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 
@@ -178,6 +179,22 @@ def test_two_instances_run_side_by_side(make_gatehouse):
     ka = a.get("/.well-known/jwks.json").json()["keys"][0]["kid"]
     kb = b.get("/.well-known/jwks.json").json()["keys"][0]["kid"]
     assert ka != kb
+
+
+def test_dev_stops_with_its_message_when_a_silent_server_holds_its_port(tmp_path):
+    # The server accepts connections and never answers: nginx cannot bind the port, and dev's
+    # health probe, which reaches that server instead, gives up after a second each time rather
+    # than waiting for an answer that never comes.
+    g = Gatehouse(tmp_path / "gh")
+    g.data.mkdir()
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", g.port))
+        silent.listen(16)
+        started = time.monotonic()
+        r = subprocess.run(g.command(), env=g.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stderr
+    assert "nginx did not come up" in r.stderr and "ready" not in r.stdout
+    assert time.monotonic() - started < 30
 
 
 def test_config_check_reports_every_problem(tmp_path):
