@@ -190,6 +190,7 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "test-output/soak"))
     ap.add_argument("--no-growth-check", action="store_true", help="check only 5xx and restarts (runs too short for medians)")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--port", type=int, help="the port nginx listens on (default: one the kernel hands out)")
     args = ap.parse_args()
 
     binary = os.path.realpath(args.bin)
@@ -198,7 +199,7 @@ def main():
     data = Path(tempfile.mkdtemp(prefix="gh-soak-"))
     config_path = data / "gatehouse.json"
     config_path.write_text(json.dumps(config(data), indent=2))
-    port = free_port()
+    port = args.port or free_port()
     base = f"http://127.0.0.1:{port}"
     log = open(data / "gatehouse.log", "wb")
     proc = subprocess.Popen([binary, "dev", "--port", str(port), "--data", str(data), "--config", str(config_path)],

@@ -47,7 +47,7 @@ fi
 
 if [ "$what" = test ]; then
     py=python3
-    if ! $py -c "import selenium, firebase_admin, altcha, joserfc, jwt, aiosmtpd, pytest, requests, h2, psycopg2, pyotp, webauthn, twilio" 2>/dev/null; then
+    if ! $py -c "import selenium, firebase_admin, altcha, joserfc, jwt, aiosmtpd, pytest, pytest_timeout, requests, h2, psycopg2, pyotp, webauthn, twilio" 2>/dev/null; then
         echo "installing pinned Python test clients (Tests/integration/requirements.txt)"
         $py -m pip install -q --disable-pip-version-check -r Tests/integration/requirements.txt \
             || $py -m pip install -q --disable-pip-version-check --break-system-packages -r Tests/integration/requirements.txt

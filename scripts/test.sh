@@ -29,7 +29,7 @@ else
 fi
 
 echo "== engine and unit tests (swift test)"
-swift test 2>&1 | tee "$out/swift-test.log" | grep -E "^(✘|􀢄)|error:|Test run with" 
+timeout --kill-after=30 1800 swift test 2>&1 | tee "$out/swift-test.log" | grep -E "^(✘|􀢄)|error:|Test run with" 
 unit=${PIPESTATUS[0]}
 
 # The HTTP suite twice at once: on SQLite, and with every Gatehouse on PostgreSQL (a fresh database
@@ -37,11 +37,14 @@ unit=${PIPESTATUS[0]}
 # (browsers, timeouts, nginx), so side by side they take little more than the longer one. The
 # SQLite pass runs the PostgreSQL deployment tests, which restart their cluster: they get one of their
 # own (no GATEHOUSE_TEST_POSTGRES_URL), so the PostgreSQL pass's cluster is never restarted under it.
+# pytest.ini bounds each test and the session; `timeout` is the last resort for a pass that no
+# longer answers signals, so the run still prints both logs' tails and its closing line.
 echo "== HTTP, browser and compatibility tests, on SQLite and on PostgreSQL side by side (pytest, real nginx)"
-env -u GATEHOUSE_TEST_POSTGRES_URL python3 -m pytest -q -p no:cacheprovider Tests/integration --junitxml="$out/pytest.xml" \
+bounded=(timeout --kill-after=60 2700)
+env -u GATEHOUSE_TEST_POSTGRES_URL "${bounded[@]}" python3 -m pytest -q -p no:cacheprovider Tests/integration --junitxml="$out/pytest.xml" \
     > "$out/pytest.log" 2>&1 &
 sqlite_pid=$!
-GATEHOUSE_TEST_STORE=postgresql GATEHOUSE_TEST_OUTPUT="$out/postgresql" python3 -m pytest -q -p no:cacheprovider Tests/integration \
+GATEHOUSE_TEST_STORE=postgresql GATEHOUSE_TEST_OUTPUT="$out/postgresql" "${bounded[@]}" python3 -m pytest -q -p no:cacheprovider Tests/integration \
     --junitxml="$out/pytest-postgresql.xml" > "$out/pytest-postgresql.log" 2>&1 &
 pg_pid=$!
 wait "$sqlite_pid"; integ=$?

@@ -6,8 +6,10 @@ with a config file), waits for its `ready` line, and stops it with SIGTERM at th
 import contextlib
 import json
 import os
+import random
 import uuid
 import secrets
+import select
 import shutil
 import signal
 import socket
@@ -135,10 +137,23 @@ def sqlite_only(reason):
     return pytest.mark.skipif(TEST_STORE != "sqlite", reason="SQLite store only: " + reason)
 
 
+# Listening ports come from a range of each pass's own, below the kernel's ephemeral ports
+# (32768 and up). With port 0 the two passes, which run side by side, could each be handed the same
+# port between one's check and its server's bind, and any outgoing connection could hold it too:
+# one pass's Gatehouse then found the other's silent test server where its nginx should be.
+_PORTS = range(20000, 26000) if TEST_STORE == "sqlite" else range(26000, 32000)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    for _ in range(200):
+        port = random.choice(_PORTS)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {_PORTS.start}–{_PORTS.stop - 1}")
 
 
 class Gatehouse:
@@ -169,14 +184,22 @@ class Gatehouse:
         self.data.mkdir(parents=True, exist_ok=True)
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=self.log, env=self.env)
+        # The deadline holds even while the process is alive and silent: the pipe's descriptor is
+        # read only when select says it has bytes, so a start that hangs fails in `timeout`.
         deadline = time.time() + timeout
-        line = b""
-        while time.time() < deadline:
-            line = self.proc.stdout.readline()
-            if line.startswith(b"ready "):
-                return self
-            if not line and self.proc.poll() is not None:
+        fd = self.proc.stdout.fileno()
+        seen = b""
+        while (left := deadline - time.time()) > 0:
+            if not select.select([fd], [], [], left)[0]:
                 break
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            seen += chunk
+            if any(line.startswith(b"ready ") for line in seen.split(b"\n")[:-1]):
+                return self
+        line = seen[-200:]
+        self.stop()
         raise RuntimeError(f"gatehouse did not start (got {line!r}); log:\n{self.log_path.read_text()[-3000:]}")
 
     def stop(self, sig=signal.SIGTERM, timeout: float = 15.0) -> int:
