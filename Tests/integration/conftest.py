@@ -198,9 +198,8 @@ class Gatehouse:
             seen += chunk
             if any(line.startswith(b"ready ") for line in seen.split(b"\n")[:-1]):
                 return self
-        line = seen[-200:]
         self.stop()
-        raise RuntimeError(f"gatehouse did not start (got {line!r}); log:\n{self.log_path.read_text()[-3000:]}")
+        raise RuntimeError(f"gatehouse did not start (got {seen[-200:]!r}); log:\n{self.log_path.read_text()[-3000:]}")
 
     def stop(self, sig=signal.SIGTERM, timeout: float = 15.0) -> int:
         if self.proc and self.proc.poll() is None:
